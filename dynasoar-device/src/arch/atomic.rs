@@ -1,0 +1,298 @@
+//! GPU-scoped atomics with relaxed ordering, for all shared allocator state.
+//!
+//! Every operation here is *relaxed* and *device-scoped*. Where an algorithm needs ordering it
+//! says so with an explicit [`fence`](super::fence), exactly as CUDA code uses
+//! `__threadfence()`. This keeps the PTX free of the `.sys`-scoped loads and CAS that Rust's own
+//! atomics produce on nvptx (DESIGN.md section 4), and makes the host and loom builds check the
+//! algorithms under the same weak ordering the GPU gives them.
+//!
+//! The types are `repr(transparent)` over an integer cell, so device memory holding plain
+//! integers (bitmaps, block headers) can be viewed as atomics in place.
+
+macro_rules! atomic_type {
+    ($name:ident, $int:ty, $core:ident, $bits:literal, $reg:ident) => {
+        #[doc = concat!("A ", stringify!($int), " updated atomically at GPU scope (relaxed).")]
+        #[repr(transparent)]
+        pub struct $name(imp::$core);
+
+        // SAFETY: all access goes through atomic operations.
+        unsafe impl Sync for $name {}
+
+        impl $name {
+            #[cfg(not(loom))]
+            pub const fn new(value: $int) -> Self {
+                $name(imp::$core::new(value))
+            }
+
+            #[cfg(loom)]
+            pub fn new(value: $int) -> Self {
+                $name(imp::$core::new(value))
+            }
+
+            /// View a properly aligned integer in shared memory as an atomic.
+            ///
+            /// # Safety
+            /// `ptr` must be valid and aligned for the lifetime `'a`, and every concurrent access
+            /// to it must be atomic.
+            #[cfg(not(loom))]
+            #[inline(always)]
+            pub unsafe fn from_ptr<'a>(ptr: *mut $int) -> &'a Self {
+                // SAFETY: `$name` is `repr(transparent)` over a cell of `$int`; the caller
+                // guarantees validity and alignment.
+                unsafe { &*(ptr as *const Self) }
+            }
+        }
+
+        #[cfg(target_arch = "nvptx64")]
+        impl $name {
+            #[inline(always)]
+            fn ptr(&self) -> *mut $int {
+                self.0.as_ptr()
+            }
+
+            /// Load (`ld.relaxed.gpu`): never served stale from L1.
+            #[inline(always)]
+            pub fn load(&self) -> $int {
+                let v: $int;
+                // SAFETY: `self` points to a live, aligned value; the load is atomic.
+                unsafe {
+                    core::arch::asm!(concat!("ld.relaxed.gpu.u", $bits, " {v}, [{p}];"),
+                        v = out($reg) v, p = in(reg64) self.ptr(), options(nostack))
+                };
+                v
+            }
+
+            /// Store (`st.relaxed.gpu`).
+            #[inline(always)]
+            pub fn store(&self, value: $int) {
+                // SAFETY: as for `load`.
+                unsafe {
+                    core::arch::asm!(concat!("st.relaxed.gpu.u", $bits, " [{p}], {v};"),
+                        p = in(reg64) self.ptr(), v = in($reg) value, options(nostack))
+                };
+            }
+
+            #[inline(always)]
+            fn rmw_or(&self, value: $int) -> $int {
+                let old: $int;
+                // SAFETY: as for `load`.
+                unsafe {
+                    core::arch::asm!(concat!("atom.relaxed.gpu.or.b", $bits, " {o}, [{p}], {v};"),
+                        o = out($reg) old, p = in(reg64) self.ptr(), v = in($reg) value,
+                        options(nostack))
+                };
+                old
+            }
+
+            #[inline(always)]
+            fn rmw_and(&self, value: $int) -> $int {
+                let old: $int;
+                // SAFETY: as for `load`.
+                unsafe {
+                    core::arch::asm!(concat!("atom.relaxed.gpu.and.b", $bits, " {o}, [{p}], {v};"),
+                        o = out($reg) old, p = in(reg64) self.ptr(), v = in($reg) value,
+                        options(nostack))
+                };
+                old
+            }
+
+            #[inline(always)]
+            fn rmw_add(&self, value: $int) -> $int {
+                let old: $int;
+                // SAFETY: as for `load`.
+                unsafe {
+                    core::arch::asm!(concat!("atom.relaxed.gpu.add.u", $bits, " {o}, [{p}], {v};"),
+                        o = out($reg) old, p = in(reg64) self.ptr(), v = in($reg) value,
+                        options(nostack))
+                };
+                old
+            }
+
+            #[inline(always)]
+            fn rmw_max(&self, value: $int) -> $int {
+                let old: $int;
+                // SAFETY: as for `load`.
+                unsafe {
+                    core::arch::asm!(concat!("atom.relaxed.gpu.max.u", $bits, " {o}, [{p}], {v};"),
+                        o = out($reg) old, p = in(reg64) self.ptr(), v = in($reg) value,
+                        options(nostack))
+                };
+                old
+            }
+
+            #[inline(always)]
+            fn rmw_min(&self, value: $int) -> $int {
+                let old: $int;
+                // SAFETY: as for `load`.
+                unsafe {
+                    core::arch::asm!(concat!("atom.relaxed.gpu.min.u", $bits, " {o}, [{p}], {v};"),
+                        o = out($reg) old, p = in(reg64) self.ptr(), v = in($reg) value,
+                        options(nostack))
+                };
+                old
+            }
+
+            #[inline(always)]
+            fn rmw_exch(&self, value: $int) -> $int {
+                let old: $int;
+                // SAFETY: as for `load`.
+                unsafe {
+                    core::arch::asm!(concat!("atom.relaxed.gpu.exch.b", $bits, " {o}, [{p}], {v};"),
+                        o = out($reg) old, p = in(reg64) self.ptr(), v = in($reg) value,
+                        options(nostack))
+                };
+                old
+            }
+
+            #[inline(always)]
+            fn rmw_cas(&self, current: $int, new: $int) -> $int {
+                let old: $int;
+                // SAFETY: as for `load`.
+                unsafe {
+                    core::arch::asm!(concat!("atom.relaxed.gpu.cas.b", $bits, " {o}, [{p}], {c}, {n};"),
+                        o = out($reg) old, p = in(reg64) self.ptr(), c = in($reg) current,
+                        n = in($reg) new, options(nostack))
+                };
+                old
+            }
+        }
+
+        #[cfg(not(target_arch = "nvptx64"))]
+        impl $name {
+            #[inline(always)]
+            pub fn load(&self) -> $int {
+                self.0.load(Relaxed)
+            }
+            #[inline(always)]
+            pub fn store(&self, value: $int) {
+                self.0.store(value, Relaxed)
+            }
+            #[inline(always)]
+            fn rmw_or(&self, value: $int) -> $int {
+                self.0.fetch_or(value, Relaxed)
+            }
+            #[inline(always)]
+            fn rmw_and(&self, value: $int) -> $int {
+                self.0.fetch_and(value, Relaxed)
+            }
+            #[inline(always)]
+            fn rmw_add(&self, value: $int) -> $int {
+                self.0.fetch_add(value, Relaxed)
+            }
+            #[inline(always)]
+            fn rmw_max(&self, value: $int) -> $int {
+                self.0.fetch_max(value, Relaxed)
+            }
+            #[inline(always)]
+            fn rmw_min(&self, value: $int) -> $int {
+                self.0.fetch_min(value, Relaxed)
+            }
+            #[inline(always)]
+            fn rmw_exch(&self, value: $int) -> $int {
+                self.0.swap(value, Relaxed)
+            }
+            #[inline(always)]
+            fn rmw_cas(&self, current: $int, new: $int) -> $int {
+                match self.0.compare_exchange(current, new, Relaxed, Relaxed) {
+                    Ok(v) | Err(v) => v,
+                }
+            }
+        }
+
+        impl $name {
+            /// Atomic OR; returns the previous value.
+            #[inline(always)]
+            pub fn fetch_or(&self, value: $int) -> $int {
+                self.rmw_or(value)
+            }
+            /// Atomic AND; returns the previous value.
+            #[inline(always)]
+            pub fn fetch_and(&self, value: $int) -> $int {
+                self.rmw_and(value)
+            }
+            /// Atomic wrapping add; returns the previous value.
+            #[inline(always)]
+            pub fn fetch_add(&self, value: $int) -> $int {
+                self.rmw_add(value)
+            }
+            /// Atomic wrapping subtract; returns the previous value.
+            #[inline(always)]
+            pub fn fetch_sub(&self, value: $int) -> $int {
+                self.rmw_add(value.wrapping_neg())
+            }
+            /// Atomic unsigned maximum; returns the previous value.
+            #[inline(always)]
+            pub fn fetch_max(&self, value: $int) -> $int {
+                self.rmw_max(value)
+            }
+            /// Atomic unsigned minimum; returns the previous value.
+            #[inline(always)]
+            pub fn fetch_min(&self, value: $int) -> $int {
+                self.rmw_min(value)
+            }
+            /// Atomic exchange; returns the previous value.
+            #[inline(always)]
+            pub fn swap(&self, value: $int) -> $int {
+                self.rmw_exch(value)
+            }
+            /// Store `new` if the value is `current`. `Ok(previous)` on success, else
+            /// `Err(actual)`.
+            #[inline(always)]
+            pub fn compare_exchange(&self, current: $int, new: $int) -> Result<$int, $int> {
+                let old = self.rmw_cas(current, new);
+                if old == current { Ok(old) } else { Err(old) }
+            }
+        }
+
+        impl core::fmt::Debug for $name {
+            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                core::fmt::Debug::fmt(&self.load(), f)
+            }
+        }
+    };
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
+use core::sync::atomic::Ordering::Relaxed;
+
+mod imp {
+    #[cfg(not(loom))]
+    pub use core::sync::atomic::{AtomicU32, AtomicU64};
+    #[cfg(loom)]
+    pub use loom::sync::atomic::{AtomicU32, AtomicU64};
+}
+
+atomic_type!(Atomic64, u64, AtomicU64, "64", reg64);
+atomic_type!(Atomic32, u32, AtomicU32, "32", reg32);
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn operations_return_previous_values() {
+        let a = Atomic64::new(0b1010);
+        assert_eq!(a.fetch_or(0b0101), 0b1010);
+        assert_eq!(a.fetch_and(0b0011), 0b1111);
+        assert_eq!(a.fetch_add(5), 0b0011);
+        assert_eq!(a.fetch_sub(1), 8);
+        assert_eq!(a.fetch_max(3), 7);
+        assert_eq!(a.fetch_min(2), 7);
+        assert_eq!(a.swap(9), 2);
+        assert_eq!(a.compare_exchange(9, 4), Ok(9));
+        assert_eq!(a.compare_exchange(9, 5), Err(4));
+        assert_eq!(a.load(), 4);
+        let b = Atomic32::new(u32::MAX);
+        assert_eq!(b.fetch_add(1), u32::MAX);
+        assert_eq!(b.load(), 0);
+    }
+
+    #[test]
+    fn from_ptr_views_plain_memory() {
+        let mut words = [0u64; 2];
+        // SAFETY: `words` outlives the views and is only accessed through them meanwhile.
+        let w1 = unsafe { Atomic64::from_ptr(&mut words[1]) };
+        w1.store(42);
+        assert_eq!(words[1], 42);
+    }
+}

@@ -1,0 +1,140 @@
+//! nvptx64 implementations: PTX special registers, warp collectives, fences, sleep.
+
+use core::arch::asm;
+use core::arch::nvptx;
+
+/// Lanes per warp.
+pub const WARP_SIZE: u32 = 32;
+
+unsafe extern "C" {
+    #[link_name = "llvm.nvvm.vote.ballot.sync"]
+    fn llvm_ballot_sync(mask: u32, pred: bool) -> u32;
+    #[link_name = "llvm.nvvm.shfl.sync.idx.i32"]
+    fn llvm_shfl_sync_idx(mask: u32, value: i32, src_lane: i32, clamp: i32) -> i32;
+    #[link_name = "llvm.nvvm.activemask"]
+    fn llvm_activemask() -> u32;
+    #[link_name = "llvm.nvvm.read.ptx.sreg.laneid"]
+    fn llvm_laneid() -> i32;
+    #[link_name = "llvm.nvvm.read.ptx.sreg.lanemask.lt"]
+    fn llvm_lanemask_lt() -> i32;
+    #[link_name = "llvm.nvvm.read.ptx.sreg.clock64"]
+    fn llvm_clock64() -> i64;
+}
+
+#[inline(always)]
+pub fn thread_idx() -> u32 {
+    // SAFETY: reads a special register; valid in any kernel.
+    unsafe { nvptx::_thread_idx_x() as u32 }
+}
+
+#[inline(always)]
+pub fn block_idx() -> u32 {
+    // SAFETY: reads a special register; valid in any kernel.
+    unsafe { nvptx::_block_idx_x() as u32 }
+}
+
+#[inline(always)]
+pub fn block_dim() -> u32 {
+    // SAFETY: reads a special register; valid in any kernel.
+    unsafe { nvptx::_block_dim_x() as u32 }
+}
+
+#[inline(always)]
+pub fn grid_dim() -> u32 {
+    // SAFETY: reads a special register; valid in any kernel.
+    unsafe { nvptx::_grid_dim_x() as u32 }
+}
+
+#[inline(always)]
+pub fn lane_id() -> u32 {
+    // SAFETY: reads a special register.
+    unsafe { llvm_laneid() as u32 }
+}
+
+#[inline(always)]
+pub fn lanemask_lt() -> u32 {
+    // SAFETY: reads a special register.
+    unsafe { llvm_lanemask_lt() as u32 }
+}
+
+#[inline(always)]
+pub fn activemask() -> u32 {
+    // SAFETY: `activemask` has no preconditions.
+    unsafe { llvm_activemask() }
+}
+
+/// Bit `i` set iff lane `i` of `mask` has `pred`. Every lane of `mask` must execute this call.
+#[inline(always)]
+pub fn ballot(mask: u32, pred: bool) -> u32 {
+    // SAFETY: the caller passes a mask of lanes that all reach this call (see module docs).
+    unsafe { llvm_ballot_sync(mask, pred) }
+}
+
+/// `value` of lane `src`. Every lane of `mask` must execute this call and `src` must be in it.
+#[inline(always)]
+pub fn shfl_u32(mask: u32, value: u32, src: u32) -> u32 {
+    // SAFETY: as for `ballot`; clamp 0x1f selects the whole warp as one segment.
+    unsafe { llvm_shfl_sync_idx(mask, value as i32, src as i32, 0x1f) as u32 }
+}
+
+/// `__threadfence()`: orders this thread's memory accesses at GPU scope.
+#[inline(always)]
+pub fn fence() {
+    // SAFETY: a fence has no operands.
+    unsafe { asm!("fence.acq_rel.gpu;", options(nostack)) }
+}
+
+/// Suspend the thread for about `ns` nanoseconds (sm_70+).
+#[inline(always)]
+pub fn nanosleep(ns: u32) {
+    // SAFETY: `nanosleep` only delays the calling thread.
+    unsafe { asm!("nanosleep.u32 {t};", t = in(reg32) ns, options(nostack, nomem)) }
+}
+
+/// Cycle counter of this multiprocessor.
+#[inline(always)]
+pub fn clock64() -> u64 {
+    // SAFETY: reads a special register.
+    unsafe { llvm_clock64() as u64 }
+}
+
+/// Abort the kernel; the host sees the launch fail.
+#[inline(always)]
+pub fn trap() -> ! {
+    // SAFETY: `trap` ends the kernel.
+    unsafe { nvptx::trap() }
+}
+
+unsafe extern "C" {
+    /// CUDA's device-side `printf` backend.
+    fn vprintf(format: *const u8, args: *const u8) -> i32;
+}
+
+/// Print where device code panicked (file and line, via `vprintf`), then trap.
+///
+/// Formatting the panic message would pull `core::fmt` into every kernel; the location is enough
+/// to find the failing assertion, and the host names the failing kernel.
+pub(crate) fn report_panic_and_trap(info: &core::panic::PanicInfo) -> ! {
+    #[repr(C)]
+    struct Args {
+        len: i32,
+        file: *const u8,
+        line: u32,
+    }
+    if let Some(loc) = info.location() {
+        let args = Args {
+            len: loc.file().len() as i32,
+            file: loc.file().as_ptr(),
+            line: loc.line(),
+        };
+        // SAFETY: the format string is NUL-terminated and `Args` matches its conversions
+        // (`%.*s` takes an int length and a pointer, `%u` an unsigned int).
+        unsafe {
+            vprintf(
+                b"dynasoar: device code panicked at %.*s:%u\n\0".as_ptr(),
+                &args as *const Args as *const u8,
+            );
+        }
+    }
+    trap()
+}

@@ -1,0 +1,92 @@
+//! The group of lanes of a warp that are converged at a call site.
+
+use super::atomic::{Atomic32, Atomic64};
+use super::{activemask, lane_id, lanemask_lt, shfl_u32, shfl_u64};
+
+/// The lanes of this warp that execute this call together, as seen by `activemask`.
+///
+/// Under independent thread scheduling the group may be any subset of the warp, and two calls
+/// at the same site may see different groups; code built on a `WarpGroup` only assumes that
+/// every lane of `mask` goes on to execute the same collectives with the same mask.
+#[derive(Clone, Copy, Debug)]
+pub struct WarpGroup {
+    /// Lanes in the group.
+    pub mask: u32,
+    /// Lowest lane of the group.
+    pub leader: u32,
+    /// This lane's position among the group's lanes (0 for the leader).
+    pub rank: u32,
+    /// Number of lanes in the group.
+    pub size: u32,
+}
+
+impl WarpGroup {
+    /// The group of lanes converged at this point.
+    #[inline(always)]
+    pub fn current() -> Self {
+        let mask = activemask();
+        WarpGroup {
+            mask,
+            leader: mask.trailing_zeros(),
+            rank: (mask & lanemask_lt()).count_ones(),
+            size: mask.count_ones(),
+        }
+    }
+
+    #[inline(always)]
+    pub fn is_leader(&self) -> bool {
+        lane_id() == self.leader
+    }
+
+    /// The leader's `value`, on every lane of the group.
+    #[inline(always)]
+    pub fn broadcast_u32(&self, value: u32) -> u32 {
+        shfl_u32(self.mask, value, self.leader)
+    }
+
+    /// The leader's `value`, on every lane of the group.
+    #[inline(always)]
+    pub fn broadcast_u64(&self, value: u64) -> u64 {
+        shfl_u64(self.mask, value, self.leader)
+    }
+
+    /// Sum of `value` over the lanes of the group below this one, and over the whole group.
+    #[inline(always)]
+    pub fn exclusive_sum(&self, value: u32) -> (u32, u32) {
+        let me = lane_id();
+        let mut lanes = self.mask;
+        let (mut below, mut total) = (0u32, 0u32);
+        while lanes != 0 {
+            let lane = lanes.trailing_zeros();
+            lanes &= lanes - 1;
+            let v = shfl_u32(self.mask, value, lane);
+            if lane < me {
+                below += v;
+            }
+            total += v;
+        }
+        (below, total)
+    }
+
+    /// Warp-aggregated `fetch_add(count)` on a 32-bit counter: one atomic per group, and each
+    /// lane receives the counter value at which its own `count` items start.
+    #[inline(always)]
+    pub fn fetch_add_u32(&self, counter: &Atomic32, count: u32) -> u32 {
+        let (below, total) = self.exclusive_sum(count);
+        let mut base = 0;
+        if self.is_leader() && total != 0 {
+            base = counter.fetch_add(total);
+        }
+        self.broadcast_u32(base) + below
+    }
+
+    /// Warp-aggregated `fetch_add(1)` on a 64-bit counter.
+    #[inline(always)]
+    pub fn fetch_add_one_u64(&self, counter: &Atomic64) -> u64 {
+        let mut base = 0;
+        if self.is_leader() {
+            base = counter.fetch_add(self.size as u64);
+        }
+        self.broadcast_u64(base) + self.rank as u64
+    }
+}

@@ -1,0 +1,220 @@
+//! The CUDA backend: cudarc's driver API, libcuda loaded at run time.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use cudarc::driver::sys::CUdevice_attribute as Attr;
+use cudarc::driver::{
+    CudaContext, CudaEvent, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DeviceRepr,
+    LaunchConfig, PushKernelArg,
+};
+use dynasoar_device::{Kernel, Plain};
+
+use super::Grid;
+use crate::error::{Error, Result};
+
+/// Kernel parameters as the driver sees them: the bytes of one `#[repr(C)]` plain value, which
+/// the PTX entry point declares as one `.param` aggregate of the same layout.
+#[repr(transparent)]
+struct RawParams<P>(P);
+// SAFETY: `P: Plain` is `repr(C)` plain data without pointers into host memory.
+unsafe impl<P: Plain> DeviceRepr for RawParams<P> {}
+
+pub struct CudaExec {
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    module: Arc<CudaModule>,
+    functions: Mutex<HashMap<&'static str, CudaFunction>>,
+    description: String,
+    resident_threads: usize,
+}
+
+/// Device memory: the allocation and its address.
+pub struct DeviceMem {
+    slice: CudaSlice<u8>,
+    addr: u64,
+    len: usize,
+}
+
+impl DeviceMem {
+    pub fn addr(&self) -> u64 {
+        self.addr
+    }
+}
+
+impl CudaExec {
+    pub fn new(ptx: &str, ordinal: usize) -> Result<Self> {
+        // cudarc panics on its first driver call when libcuda is missing: ask first.
+        // SAFETY: only tries to open the library.
+        if !unsafe { cudarc::driver::sys::is_culib_present() } {
+            return Err(Error::NoCudaDriver);
+        }
+        let count = CudaContext::device_count().map_err(|e| Error::NoCudaDevice {
+            reason: format!("the driver failed to start: {e}"),
+        })?;
+        if count <= 0 {
+            return Err(Error::NoCudaDevice {
+                reason: "the driver reports 0 devices".into(),
+            });
+        }
+        if ordinal >= count as usize {
+            return Err(Error::NoCudaDevice {
+                reason: format!("device {ordinal} requested, the driver reports {count}"),
+            });
+        }
+        let ctx = CudaContext::new(ordinal).map_err(|e| Error::NoCudaDevice {
+            reason: format!("creating a context failed: {e}"),
+        })?;
+        // One stream, used in order: cudarc's per-buffer event tracking would only add
+        // driver calls to every copy and launch.
+        // SAFETY: no other stream of this context uses our buffers.
+        unsafe { ctx.disable_event_tracking() };
+        let stream = ctx.default_stream();
+        let module = ctx
+            .load_module(cudarc::nvrtc::Ptx::from_src(ptx))
+            .map_err(|e| Error::ModuleLoad {
+                message: e.to_string(),
+            })?;
+
+        let attr = |a: Attr| {
+            ctx.attribute(a)
+                .map_err(|e| Error::driver("reading device attributes", e))
+        };
+        let sms = attr(Attr::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as usize;
+        let per_sm = attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR)? as usize;
+        let (major, minor) = ctx
+            .compute_capability()
+            .map_err(|e| Error::driver("reading the compute capability", e))?;
+        let name = ctx
+            .name()
+            .map_err(|e| Error::driver("reading the device name", e))?;
+        Ok(CudaExec {
+            description: format!("{name} (sm_{major}{minor}, {sms} SMs)"),
+            resident_threads: sms * per_sm,
+            ctx,
+            stream,
+            module,
+            functions: Mutex::new(HashMap::new()),
+        })
+    }
+
+    pub fn description(&self) -> &str {
+        &self.description
+    }
+
+    pub fn resident_threads(&self) -> usize {
+        self.resident_threads
+    }
+
+    fn function(&self, name: &'static str) -> std::result::Result<CudaFunction, String> {
+        let mut functions = self.functions.lock().unwrap();
+        if let Some(f) = functions.get(name) {
+            return Ok(f.clone());
+        }
+        let f = self
+            .module
+            .load_function(name)
+            .map_err(|e| format!("{} (is the kernel in the PTX? rebuild the app)", e))?;
+        functions.insert(name, f.clone());
+        Ok(f)
+    }
+
+    /// Queue a launch. `Err` carries the driver's message.
+    pub fn launch<P: Plain>(
+        &self,
+        kernel: &Kernel<P>,
+        grid: Grid,
+        params: P,
+    ) -> std::result::Result<(), String> {
+        let f = self.function(kernel.name())?;
+        let raw = RawParams(params);
+        let cfg = LaunchConfig {
+            grid_dim: (grid.blocks, 1, 1),
+            block_dim: (grid.threads, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let mut builder = self.stream.launch_builder(&f);
+        builder.arg(&raw);
+        // SAFETY: the entry point takes exactly one parameter of `P`'s layout (generated
+        // together with the kernel token), and `P` holds only plain data and device addresses.
+        unsafe { builder.launch(cfg) }
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }
+
+    pub fn synchronize(&self) -> std::result::Result<(), String> {
+        self.stream.synchronize().map_err(|e| e.to_string())
+    }
+
+    pub fn alloc_zeroed(&self, bytes: usize) -> Result<DeviceMem> {
+        // The driver refuses empty allocations; keep a byte so every buffer has an address.
+        let slice = self
+            .stream
+            .alloc_zeros::<u8>(bytes.max(1))
+            .map_err(|e| Error::driver(format!("allocating {bytes} bytes of device memory"), e))?;
+        let addr = {
+            let (ptr, _sync) = slice.device_ptr(&self.stream);
+            ptr
+        };
+        Ok(DeviceMem {
+            slice,
+            addr,
+            len: bytes,
+        })
+    }
+
+    pub fn write(&self, mem: &mut DeviceMem, at: usize, bytes: &[u8]) -> Result<()> {
+        if bytes.is_empty() {
+            return Ok(());
+        }
+        let mut view = mem.slice.slice_mut(at..at + bytes.len());
+        self.stream
+            .memcpy_htod(bytes, &mut view)
+            .map_err(|e| Error::driver("copying to the device", e))?;
+        self.stream
+            .synchronize()
+            .map_err(|e| Error::driver("copying to the device", e))
+    }
+
+    pub fn read(&self, mem: &DeviceMem, at: usize, out: &mut [u8]) -> Result<()> {
+        if out.is_empty() {
+            return Ok(());
+        }
+        debug_assert!(at + out.len() <= mem.len);
+        let view = mem.slice.slice(at..at + out.len());
+        self.stream
+            .memcpy_dtoh(&view, out)
+            .map_err(|e| Error::driver("copying from the device", e))?;
+        self.stream
+            .synchronize()
+            .map_err(|e| Error::driver("copying from the device", e))
+    }
+
+    pub fn copy(&self, src: &DeviceMem, dst: &mut DeviceMem) -> Result<()> {
+        if src.len == 0 {
+            return Ok(());
+        }
+        self.stream
+            .memcpy_dtod(&src.slice, &mut dst.slice)
+            .map_err(|e| Error::driver("copying on the device", e))
+    }
+
+    pub fn record_event(&self) -> Result<CudaEvent> {
+        self.stream
+            .record_event(Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT))
+            .map_err(|e| Error::driver("recording an event", e))
+    }
+
+    pub fn elapsed(&self, start: &CudaEvent, end: &CudaEvent) -> Result<Duration> {
+        let ms = start
+            .elapsed_ms(end)
+            .map_err(|e| Error::driver("reading an event", e))?;
+        Ok(Duration::from_secs_f64(ms as f64 / 1e3))
+    }
+
+    #[allow(dead_code)]
+    pub fn context(&self) -> &Arc<CudaContext> {
+        &self.ctx
+    }
+}

@@ -1,0 +1,464 @@
+//! Backends: where kernels run. One [`Executor`] API over CUDA and the CPU.
+
+mod cpu;
+mod cuda;
+
+use std::marker::PhantomData;
+use std::str::FromStr;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use dynasoar_device::{DevPtr, Kernel, Plain};
+
+use crate::error::{Error, KernelNames, Result};
+
+/// Which backend to run on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Backend {
+    /// The GPU when a CUDA driver and device are present, else the CPU; says which it chose.
+    #[default]
+    Auto,
+    /// The GPU; an error if there is no CUDA driver or device.
+    Cuda,
+    /// The CPU, with the same kernel code over an emulated grid.
+    Cpu,
+}
+
+impl FromStr for Backend {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s.to_ascii_lowercase().as_str() {
+            "auto" => Ok(Backend::Auto),
+            "cuda" | "gpu" => Ok(Backend::Cuda),
+            "cpu" => Ok(Backend::Cpu),
+            other => Err(Error::InvalidArgument(format!(
+                "unknown backend `{other}`: expected `auto`, `cuda` (or `gpu`) or `cpu`"
+            ))),
+        }
+    }
+}
+
+impl Backend {
+    /// The backend named by the `DYNASOAR_BACKEND` environment variable, if set.
+    pub fn from_env() -> Result<Option<Backend>> {
+        match std::env::var("DYNASOAR_BACKEND") {
+            Ok(v) if !v.is_empty() => v.parse().map(Some),
+            _ => Ok(None),
+        }
+    }
+}
+
+/// The backend an executor actually runs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BackendKind {
+    Cuda,
+    Cpu,
+}
+
+impl BackendKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            BackendKind::Cuda => "cuda",
+            BackendKind::Cpu => "cpu",
+        }
+    }
+}
+
+/// A one-dimensional launch: `blocks` thread blocks of `threads` threads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Grid {
+    pub blocks: u32,
+    pub threads: u32,
+}
+
+impl Grid {
+    pub const fn new(blocks: u32, threads: u32) -> Self {
+        Grid { blocks, threads }
+    }
+
+    /// Enough blocks of `threads` threads for one thread per element.
+    pub fn for_elements(elements: usize, threads: u32) -> Self {
+        let blocks = elements.div_ceil(threads as usize).max(1);
+        Grid {
+            blocks: blocks.min(u32::MAX as usize) as u32,
+            threads,
+        }
+    }
+
+    pub fn total_threads(self) -> usize {
+        self.blocks as usize * self.threads as usize
+    }
+}
+
+/// How to build an [`Executor`].
+#[derive(Clone, Debug)]
+pub struct ExecutorOptions {
+    pub backend: Backend,
+    /// CUDA device ordinal.
+    pub device: usize,
+    /// Threads of the CPU backend (default: all cores, or `DYNASOAR_CPU_THREADS`).
+    pub cpu_threads: Option<usize>,
+    /// Synchronise after every launch, so a failure names exactly its kernel (slower; also set
+    /// by `DYNASOAR_SYNC_EACH_LAUNCH=1`).
+    pub sync_each_launch: bool,
+    /// Do not print which backend `Auto` chose.
+    pub quiet: bool,
+}
+
+impl Default for ExecutorOptions {
+    fn default() -> Self {
+        ExecutorOptions {
+            backend: Backend::Auto,
+            device: 0,
+            cpu_threads: None,
+            sync_each_launch: std::env::var("DYNASOAR_SYNC_EACH_LAUNCH").is_ok_and(|v| v == "1"),
+            quiet: false,
+        }
+    }
+}
+
+enum Imp {
+    Cuda(cuda::CudaExec),
+    Cpu(cpu::CpuExec),
+}
+
+/// Runs kernels of one PTX module on one backend, and owns the backend's context.
+///
+/// Launches are asynchronous on the GPU; [`Executor::synchronize`] waits for them and reports a
+/// failure with the kernel(s) it may have come from. After a kernel failure the executor refuses
+/// further work with [`Error::ContextUnusable`] (a CUDA context cannot recover from a trap).
+pub struct Executor {
+    imp: Imp,
+    sync_each_launch: bool,
+    /// Kernels launched since the last synchronisation, to name them in errors.
+    pending: Mutex<Vec<&'static str>>,
+    /// Set once a kernel failed: (kernels, message).
+    failed: Mutex<Option<(KernelNames, String)>>,
+}
+
+/// At most this many kernel names are remembered between synchronisations.
+const PENDING_NAMES: usize = 16;
+
+impl Executor {
+    /// An executor for `ptx` on `options.backend`.
+    pub fn new(ptx: &str, options: ExecutorOptions) -> Result<Self> {
+        let cpu_threads = options.cpu_threads.or_else(|| {
+            std::env::var("DYNASOAR_CPU_THREADS")
+                .ok()
+                .and_then(|v| v.parse().ok())
+        });
+        let mut fallback_reason = None;
+        let imp = match options.backend {
+            Backend::Cuda => Imp::Cuda(cuda::CudaExec::new(ptx, options.device)?),
+            Backend::Cpu => Imp::Cpu(cpu::CpuExec::new(cpu_threads)?),
+            Backend::Auto => match cuda::CudaExec::new(ptx, options.device) {
+                Ok(exec) => Imp::Cuda(exec),
+                Err(Error::NoCudaDriver) => {
+                    fallback_reason =
+                        Some("no CUDA driver: libcuda.so could not be loaded".to_string());
+                    Imp::Cpu(cpu::CpuExec::new(cpu_threads)?)
+                }
+                Err(Error::NoCudaDevice { reason }) => {
+                    fallback_reason = Some(format!("no CUDA device: {reason}"));
+                    Imp::Cpu(cpu::CpuExec::new(cpu_threads)?)
+                }
+                Err(other) => return Err(other),
+            },
+        };
+        let exec = Executor {
+            imp,
+            sync_each_launch: options.sync_each_launch,
+            pending: Mutex::new(Vec::new()),
+            failed: Mutex::new(None),
+        };
+        if options.backend == Backend::Auto && !options.quiet {
+            match fallback_reason {
+                Some(reason) => eprintln!(
+                    "dynasoar: backend auto -> {} ({reason})",
+                    exec.description()
+                ),
+                None => eprintln!("dynasoar: backend auto -> {}", exec.description()),
+            }
+        }
+        Ok(exec)
+    }
+
+    /// An executor on `backend` with default options.
+    pub fn with_backend(ptx: &str, backend: Backend) -> Result<Self> {
+        Self::new(
+            ptx,
+            ExecutorOptions {
+                backend,
+                ..Default::default()
+            },
+        )
+    }
+
+    pub fn kind(&self) -> BackendKind {
+        match self.imp {
+            Imp::Cuda(_) => BackendKind::Cuda,
+            Imp::Cpu(_) => BackendKind::Cpu,
+        }
+    }
+
+    /// The device in words, e.g. `cuda: NVIDIA H100 80GB HBM3 (sm_90, 132 SMs)`.
+    pub fn description(&self) -> String {
+        match &self.imp {
+            Imp::Cuda(c) => format!("cuda: {}", c.description()),
+            Imp::Cpu(c) => format!("cpu: {} threads", c.threads()),
+        }
+    }
+
+    /// Threads that can be resident at once: the size of a grid that fills the machine.
+    pub fn resident_threads(&self) -> usize {
+        match &self.imp {
+            Imp::Cuda(c) => c.resident_threads(),
+            Imp::Cpu(c) => c.threads() * 256,
+        }
+    }
+
+    /// A grid that fills the machine, in blocks of `threads` (for grid-stride kernels).
+    pub fn full_grid(&self, threads: u32) -> Grid {
+        let blocks = self.resident_threads().div_ceil(threads as usize).max(1);
+        Grid::new(blocks as u32, threads)
+    }
+
+    fn check_usable(&self) -> Result<()> {
+        match &*self.failed.lock().unwrap() {
+            Some((kernels, message)) => Err(Error::ContextUnusable {
+                kernels: kernels.clone(),
+                message: message.clone(),
+            }),
+            None => Ok(()),
+        }
+    }
+
+    fn fail(&self, kernels: KernelNames, message: String) -> Error {
+        *self.failed.lock().unwrap() = Some((kernels.clone(), message.clone()));
+        Error::KernelFailed { kernels, message }
+    }
+
+    /// Launch `kernel` on `grid` with `params`.
+    ///
+    /// On the GPU this returns once the launch is queued; a failure while the kernel runs is
+    /// reported by the next [`synchronize`](Self::synchronize) (or right here with
+    /// `sync_each_launch`). On the CPU the kernel has finished when this returns.
+    pub fn launch<P: Plain>(&self, kernel: &Kernel<P>, grid: Grid, params: P) -> Result<()> {
+        self.check_usable()?;
+        if grid.blocks == 0 || grid.threads == 0 || grid.threads > 1024 {
+            return Err(Error::InvalidArgument(format!(
+                "launch of `{}` with {} blocks of {} threads: need at least one block and 1..=1024 \
+                 threads per block",
+                kernel.name(),
+                grid.blocks,
+                grid.threads
+            )));
+        }
+        {
+            let mut pending = self.pending.lock().unwrap();
+            if pending.len() == PENDING_NAMES {
+                pending.remove(0);
+            }
+            pending.push(kernel.name());
+        }
+        let launched = match &self.imp {
+            Imp::Cuda(c) => c.launch(kernel, grid, params),
+            Imp::Cpu(c) => c.launch(kernel, grid, params),
+        };
+        if let Err(message) = launched {
+            return Err(self.fail(KernelNames(vec![kernel.name()]), message));
+        }
+        if self.sync_each_launch {
+            self.synchronize()
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Wait for all launched work; report a failure with the kernel(s) it may have come from.
+    pub fn synchronize(&self) -> Result<()> {
+        self.check_usable()?;
+        let result = match &self.imp {
+            Imp::Cuda(c) => c.synchronize(),
+            Imp::Cpu(_) => Ok(()),
+        };
+        let kernels = std::mem::take(&mut *self.pending.lock().unwrap());
+        result.map_err(|message| self.fail(KernelNames(kernels), message))
+    }
+
+    /// A zero-filled buffer of `len` elements.
+    pub fn alloc_zeroed<T: Plain>(&self, len: usize) -> Result<Buffer<T>> {
+        self.check_usable()?;
+        let bytes = len
+            .checked_mul(std::mem::size_of::<T>())
+            .ok_or_else(|| Error::InvalidArgument(format!("buffer of {len} elements overflows")))?;
+        let mem = match &self.imp {
+            Imp::Cuda(c) => BufMem::Cuda(c.alloc_zeroed(bytes)?),
+            Imp::Cpu(_) => BufMem::Host(cpu::HostMem::zeroed(bytes)?),
+        };
+        Ok(Buffer {
+            mem,
+            len,
+            _marker: PhantomData,
+        })
+    }
+
+    /// A buffer holding a copy of `data`.
+    pub fn upload<T: Plain>(&self, data: &[T]) -> Result<Buffer<T>> {
+        let mut buf = self.alloc_zeroed(data.len())?;
+        self.write(&mut buf, 0, data)?;
+        Ok(buf)
+    }
+
+    /// Copy `data` into `buf` starting at element `offset` (waits for queued kernels first).
+    pub fn write<T: Plain>(&self, buf: &mut Buffer<T>, offset: usize, data: &[T]) -> Result<()> {
+        self.check_range(buf, offset, data.len())?;
+        self.synchronize()?;
+        let bytes = as_bytes(data);
+        let at = offset * std::mem::size_of::<T>();
+        match &mut buf.mem {
+            BufMem::Cuda(m) => self.cuda()?.write(m, at, bytes),
+            BufMem::Host(m) => {
+                m.as_mut_slice()[at..at + bytes.len()].copy_from_slice(bytes);
+                Ok(())
+            }
+        }
+    }
+
+    /// Copy `len` elements of `buf` from element `offset` to the host (waits for queued kernels).
+    pub fn read<T: Plain>(&self, buf: &Buffer<T>, offset: usize, len: usize) -> Result<Vec<T>> {
+        self.check_range(buf, offset, len)?;
+        self.synchronize()?;
+        let mut out: Vec<T> = Vec::with_capacity(len);
+        let size = std::mem::size_of::<T>();
+        // SAFETY: the spare capacity holds `len * size` bytes; `T: Plain` is valid for any bytes
+        // a kernel can have written (plain data), and the copy below initialises all of them
+        // before `set_len`.
+        let dst =
+            unsafe { std::slice::from_raw_parts_mut(out.as_mut_ptr() as *mut u8, len * size) };
+        match &buf.mem {
+            BufMem::Cuda(m) => self.cuda()?.read(m, offset * size, dst)?,
+            BufMem::Host(m) => {
+                dst.copy_from_slice(&m.as_slice()[offset * size..(offset + len) * size])
+            }
+        }
+        // SAFETY: all `len` elements were initialised by the copy.
+        unsafe { out.set_len(len) };
+        Ok(out)
+    }
+
+    /// The whole buffer, on the host.
+    pub fn read_all<T: Plain>(&self, buf: &Buffer<T>) -> Result<Vec<T>> {
+        self.read(buf, 0, buf.len())
+    }
+
+    /// Copy all of `src` into `dst` on the device (queued like a kernel).
+    pub fn copy<T: Plain>(&self, src: &Buffer<T>, dst: &mut Buffer<T>) -> Result<()> {
+        self.check_usable()?;
+        if src.len() != dst.len() {
+            return Err(Error::InvalidArgument(format!(
+                "copy between buffers of {} and {} elements",
+                src.len(),
+                dst.len()
+            )));
+        }
+        match (&src.mem, &mut dst.mem) {
+            (BufMem::Cuda(s), BufMem::Cuda(d)) => self.cuda()?.copy(s, d),
+            (BufMem::Host(s), BufMem::Host(d)) => {
+                d.as_mut_slice().copy_from_slice(s.as_slice());
+                Ok(())
+            }
+            _ => Err(Error::InvalidArgument(
+                "buffers of different executors".into(),
+            )),
+        }
+    }
+
+    /// Run `f` and measure the device time it takes: CUDA events around it on the GPU (after
+    /// the work it queues has finished), wall-clock time on the CPU.
+    pub fn time<R>(&self, f: impl FnOnce() -> Result<R>) -> Result<(R, Duration)> {
+        self.synchronize()?;
+        match &self.imp {
+            Imp::Cuda(c) => {
+                let start = c.record_event()?;
+                let r = f()?;
+                let end = c.record_event()?;
+                self.synchronize()?;
+                Ok((r, c.elapsed(&start, &end)?))
+            }
+            Imp::Cpu(_) => {
+                let t = std::time::Instant::now();
+                let r = f()?;
+                Ok((r, t.elapsed()))
+            }
+        }
+    }
+
+    fn cuda(&self) -> Result<&cuda::CudaExec> {
+        match &self.imp {
+            Imp::Cuda(c) => Ok(c),
+            Imp::Cpu(_) => Err(Error::InvalidArgument(
+                "a CUDA buffer on a CPU executor".into(),
+            )),
+        }
+    }
+
+    fn check_range<T>(&self, buf: &Buffer<T>, offset: usize, len: usize) -> Result<()> {
+        if offset.checked_add(len).is_none_or(|end| end > buf.len()) {
+            return Err(Error::InvalidArgument(format!(
+                "elements {offset}..{} of a buffer of {}",
+                offset.saturating_add(len),
+                buf.len()
+            )));
+        }
+        Ok(())
+    }
+}
+
+fn as_bytes<T: Plain>(data: &[T]) -> &[u8] {
+    // SAFETY: plain data has no padding-sensitive invariants for reading as bytes in our uses
+    // (copies to device memory); the slice covers exactly `size_of_val(data)` bytes.
+    unsafe { std::slice::from_raw_parts(data.as_ptr() as *const u8, std::mem::size_of_val(data)) }
+}
+
+enum BufMem {
+    Cuda(cuda::DeviceMem),
+    Host(cpu::HostMem),
+}
+
+/// An array of `T` in the executor's device memory (host memory on the CPU backend).
+pub struct Buffer<T> {
+    mem: BufMem,
+    len: usize,
+    _marker: PhantomData<T>,
+}
+
+impl<T> Buffer<T> {
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The buffer's address, to pass to kernels.
+    pub fn ptr(&self) -> DevPtr<T> {
+        match &self.mem {
+            BufMem::Cuda(m) => DevPtr::from_addr(m.addr()),
+            BufMem::Host(m) => DevPtr::from_addr(m.addr()),
+        }
+    }
+}
+
+impl<T> std::fmt::Debug for Buffer<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Buffer({} x {}, {:?})",
+            self.len,
+            std::any::type_name::<T>(),
+            self.ptr()
+        )
+    }
+}

@@ -1,0 +1,544 @@
+//! The PTX builder: compiles a model crate for `nvptx64-nvidia-cuda` from an app's `build.rs`.
+//!
+//! In an app's `build.rs`:
+//!
+//! ```no_run
+//! dynasoar_host::build::PtxBuilder::new("../models").build_or_exit("models.ptx");
+//! ```
+//!
+//! and in the app: `include_str!(concat!(env!("OUT_DIR"), "/models.ptx"))`.
+//!
+//! The host builds on stable; the device build runs the pinned nightly through
+//! `rustup run` (installing it with `rust-src` when missing), with `-Zbuild-std=core`, fat LTO,
+//! `panic=abort` and `--emit=asm`, in its own target directory and a clean environment, so the
+//! outer build's settings never leak into it. Dependencies of the device build (read from its
+//! dep-info) become `rerun-if-changed` lines, so editing any device source rebuilds the PTX.
+
+use std::env;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The nightly toolchain the device build is pinned to (rustc 1.97.0-nightly, LLVM 22).
+pub const DEVICE_TOOLCHAIN: &str = "nightly-2026-05-20";
+
+/// The GPU architecture compiled for when neither an option nor `DYNASOAR_GPU_ARCH` says.
+pub const DEFAULT_GPU_ARCH: &str = "sm_70";
+
+/// The lowest architecture our device code supports (independent thread scheduling,
+/// `nanosleep`, `.relaxed.gpu` atomics).
+const MIN_SM: u32 = 70;
+
+const TARGET: &str = "nvptx64-nvidia-cuda";
+
+/// Why a PTX build failed.
+#[derive(Debug)]
+pub enum BuildError {
+    /// The GPU architecture string is not of the accepted form.
+    BadArch {
+        value: String,
+        source: &'static str,
+    },
+    /// rustup is not on the PATH.
+    NoRustup(std::io::Error),
+    /// Installing the pinned toolchain failed.
+    InstallFailed {
+        command: String,
+        output: String,
+    },
+    /// The device crate failed to compile; `output` is cargo/rustc's own report.
+    CompileFailed {
+        output: String,
+    },
+    /// The build succeeded but left no PTX where expected.
+    MissingOutput(PathBuf),
+    Io(String, std::io::Error),
+}
+
+impl fmt::Display for BuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BuildError::BadArch { value, source } => write!(
+                f,
+                "{source} = `{value}` is not a GPU architecture dynasoar can build for: expected \
+                 `sm_XY` (optionally with an `a` suffix) with XY >= {MIN_SM}, e.g. sm_70, sm_80, \
+                 sm_90 or sm_90a"
+            ),
+            BuildError::NoRustup(e) => write!(
+                f,
+                "the device (PTX) build needs rustup to run the pinned toolchain \
+                 {DEVICE_TOOLCHAIN}, but `rustup` could not be started: {e}. Install rustup from \
+                 https://rustup.rs"
+            ),
+            BuildError::InstallFailed { command, output } => write!(
+                f,
+                "installing the device toolchain failed. Run this yourself and build again:\n    \
+                 {command}\n{output}"
+            ),
+            BuildError::CompileFailed { output } => {
+                write!(f, "the device (PTX) build failed:\n{output}")
+            }
+            BuildError::MissingOutput(p) => {
+                write!(
+                    f,
+                    "the device build finished but wrote no PTX at {}",
+                    p.display()
+                )
+            }
+            BuildError::Io(what, e) => write!(f, "{what}: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for BuildError {}
+
+/// Builds one model crate to PTX.
+#[derive(Clone, Debug)]
+pub struct PtxBuilder {
+    crate_dir: PathBuf,
+    arch: Option<String>,
+    features: Vec<String>,
+    target_dir: Option<PathBuf>,
+    quiet: bool,
+}
+
+/// What a successful build produced.
+#[derive(Clone, Debug)]
+pub struct PtxOutput {
+    /// The PTX file (in the device build's target directory).
+    pub ptx: PathBuf,
+    /// The GPU architecture it was compiled for.
+    pub arch: String,
+    /// Source files the PTX depends on (from the device build's dep-info).
+    pub sources: Vec<PathBuf>,
+}
+
+impl PtxBuilder {
+    /// A builder for the crate at `crate_dir` (relative paths are relative to the calling
+    /// crate's manifest directory when run from a build script).
+    pub fn new(crate_dir: impl AsRef<Path>) -> Self {
+        let dir = crate_dir.as_ref();
+        let dir = if dir.is_relative() {
+            match env::var_os("CARGO_MANIFEST_DIR") {
+                Some(base) => PathBuf::from(base).join(dir),
+                None => dir.to_path_buf(),
+            }
+        } else {
+            dir.to_path_buf()
+        };
+        PtxBuilder {
+            crate_dir: dir,
+            arch: None,
+            features: Vec::new(),
+            target_dir: None,
+            quiet: false,
+        }
+    }
+
+    /// Compile for this GPU architecture (`sm_XY`); overrides `DYNASOAR_GPU_ARCH`.
+    pub fn arch(mut self, arch: impl Into<String>) -> Self {
+        self.arch = Some(arch.into());
+        self
+    }
+
+    /// Enable a cargo feature of the model crate in the device build.
+    pub fn feature(mut self, feature: impl Into<String>) -> Self {
+        self.features.push(feature.into());
+        self
+    }
+
+    /// Use this target directory for the device build (default: next to the outer build's).
+    pub fn target_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.target_dir = Some(dir.into());
+        self
+    }
+
+    /// Do not print `cargo:` directives (for use outside build scripts).
+    pub fn quiet(mut self) -> Self {
+        self.quiet = true;
+        self
+    }
+
+    fn directive(&self, line: impl fmt::Display) {
+        if !self.quiet {
+            println!("cargo:{line}");
+        }
+    }
+
+    /// The architecture to build for, validated.
+    pub fn resolve_arch(&self) -> Result<String, BuildError> {
+        let (value, source) = match (&self.arch, env::var("DYNASOAR_GPU_ARCH")) {
+            (Some(a), _) => (a.clone(), "the PtxBuilder arch option"),
+            (None, Ok(v)) if !v.trim().is_empty() => (v.trim().to_string(), "DYNASOAR_GPU_ARCH"),
+            _ => (DEFAULT_GPU_ARCH.to_string(), "the default"),
+        };
+        validate_arch(&value).map_err(|()| BuildError::BadArch {
+            value: value.clone(),
+            source,
+        })?;
+        Ok(value)
+    }
+
+    /// Build the PTX and return where it is.
+    pub fn build(&self) -> Result<PtxOutput, BuildError> {
+        self.directive("rerun-if-env-changed=DYNASOAR_GPU_ARCH");
+        let arch = self.resolve_arch()?;
+        ensure_toolchain(|msg| self.directive(format_args!("warning={msg}")))?;
+
+        let manifest = self.crate_dir.join("Cargo.toml");
+        let crate_name = read_package_name(&manifest)?;
+        let target_dir = self
+            .target_dir
+            .clone()
+            .unwrap_or_else(|| default_target_dir(&crate_name));
+
+        let mut cmd = clean_command("rustup");
+        cmd.args(["run", DEVICE_TOOLCHAIN, "cargo", "rustc"])
+            .arg("--manifest-path")
+            .arg(&manifest)
+            .args([
+                "--release",
+                "--target",
+                TARGET,
+                "-Zbuild-std=core",
+                "--crate-type",
+                "cdylib",
+            ])
+            .arg("--target-dir")
+            .arg(&target_dir)
+            // The overrides touch only this nested build's profile, never the host's.
+            .args(["--config", "profile.release.panic=\"abort\""])
+            .args(["--config", "profile.release.lto=\"fat\""])
+            .args(["--config", "profile.release.codegen-units=1"])
+            .args(["--config", "profile.release.opt-level=3"])
+            .args(["--config", "profile.release.debug=false"]);
+        if !self.features.is_empty() {
+            cmd.arg("--features").arg(self.features.join(","));
+        }
+        cmd.args(["--", "--emit=asm", "-C"])
+            .arg(format!("target-cpu={arch}"))
+            // Nothing is left to link after `--emit=asm` of a fat-LTO cdylib; the target's
+            // default linker (llvm-bitcode-linker) is not shipped with the toolchain.
+            .args(["-C", "linker=true"]);
+
+        let output = run(&mut cmd).map_err(BuildError::NoRustup)?;
+        if !output.status.success() {
+            return Err(BuildError::CompileFailed {
+                output: combined(&output),
+            });
+        }
+
+        let deps = target_dir.join(TARGET).join("release").join("deps");
+        let stem = crate_name.replace('-', "_");
+        let ptx = deps.join(format!("{stem}.s"));
+        if !ptx.is_file() {
+            return Err(BuildError::MissingOutput(ptx));
+        }
+        let sources = read_dep_info(&deps, &self.crate_dir);
+        self.directive(format_args!("rerun-if-changed={}", manifest.display()));
+        for src in &sources {
+            self.directive(format_args!("rerun-if-changed={}", src.display()));
+        }
+        Ok(PtxOutput { ptx, arch, sources })
+    }
+
+    /// Build and copy the PTX to `$OUT_DIR/<file_name>`, for `include_str!`. On failure print
+    /// the error (rustc's own messages included) and exit, failing the build script.
+    pub fn build_or_exit(&self, file_name: &str) -> PathBuf {
+        let result = self.build().and_then(|out| {
+            let out_dir = env::var_os("OUT_DIR").map(PathBuf::from).ok_or_else(|| {
+                BuildError::Io(
+                    "OUT_DIR is not set".into(),
+                    std::io::ErrorKind::NotFound.into(),
+                )
+            })?;
+            let dest = out_dir.join(file_name);
+            std::fs::copy(&out.ptx, &dest).map_err(|e| {
+                BuildError::Io(
+                    format!("copying {} to {}", out.ptx.display(), dest.display()),
+                    e,
+                )
+            })?;
+            Ok(dest)
+        });
+        match result {
+            Ok(dest) => dest,
+            Err(err) => {
+                eprintln!("error: {err}");
+                std::process::exit(1);
+            }
+        }
+    }
+}
+
+/// `sm_XY` or `sm_XYa` with XY >= 70.
+fn validate_arch(arch: &str) -> Result<(), ()> {
+    let digits = arch.strip_prefix("sm_").ok_or(())?;
+    let digits = digits.strip_suffix('a').unwrap_or(digits);
+    if digits.len() < 2 || digits.len() > 3 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(());
+    }
+    let sm: u32 = digits.parse().map_err(|_| ())?;
+    if sm < MIN_SM { Err(()) } else { Ok(()) }
+}
+
+/// A command with the outer cargo build's environment removed (DESIGN.md section 4): a nested
+/// cargo that inherits `CARGO_*`, `RUSTFLAGS` or `RUSTUP_TOOLCHAIN` builds the wrong thing.
+fn clean_command(program: &str) -> Command {
+    let mut cmd = Command::new(program);
+    for (key, _) in env::vars_os() {
+        let Some(key) = key.to_str() else { continue };
+        let keep = matches!(key, "CARGO_HOME")
+            || key.starts_with("CARGO_NET_")
+            || key.starts_with("CARGO_HTTP_")
+            || key.starts_with("CARGO_REGISTRIES_");
+        let outer = key == "CARGO"
+            || key.starts_with("CARGO_")
+            || matches!(
+                key,
+                "RUSTUP_TOOLCHAIN"
+                    | "RUSTFLAGS"
+                    | "RUSTDOCFLAGS"
+                    | "RUSTC"
+                    | "RUSTDOC"
+                    | "RUSTC_WRAPPER"
+                    | "RUSTC_WORKSPACE_WRAPPER"
+                    | "RUSTC_BOOTSTRAP"
+                    | "OUT_DIR"
+                    | "TARGET"
+                    | "HOST"
+                    | "PROFILE"
+                    | "OPT_LEVEL"
+                    | "DEBUG"
+                    | "NUM_JOBS"
+            );
+        if outer && !keep {
+            cmd.env_remove(key);
+        }
+    }
+    cmd
+}
+
+fn run(cmd: &mut Command) -> std::io::Result<Output> {
+    cmd.output()
+}
+
+fn combined(output: &Output) -> String {
+    let mut s = String::from_utf8_lossy(&output.stderr).into_owned();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    if !stdout.trim().is_empty() {
+        s.push('\n');
+        s.push_str(&stdout);
+    }
+    s
+}
+
+/// Make sure the pinned nightly and its `rust-src` are installed, installing them if not.
+fn ensure_toolchain(warn: impl Fn(&str)) -> Result<(), BuildError> {
+    let sysroot =
+        run(clean_command("rustup").args(["run", DEVICE_TOOLCHAIN, "rustc", "--print", "sysroot"]))
+            .map_err(BuildError::NoRustup)?;
+    let have_src = sysroot.status.success() && {
+        let root = PathBuf::from(String::from_utf8_lossy(&sysroot.stdout).trim());
+        root.join("lib/rustlib/src/rust/library/core/Cargo.toml")
+            .is_file()
+    };
+    if have_src {
+        return Ok(());
+    }
+    let args = [
+        "toolchain",
+        "install",
+        DEVICE_TOOLCHAIN,
+        "--profile",
+        "minimal",
+        "--component",
+        "rust-src",
+    ];
+    let command = format!("rustup {}", args.join(" "));
+    warn(&format!(
+        "dynasoar: installing the device toolchain for the PTX build: {command}"
+    ));
+    let out = run(clean_command("rustup").args(args)).map_err(BuildError::NoRustup)?;
+    if !out.status.success() {
+        return Err(BuildError::InstallFailed {
+            command,
+            output: combined(&out),
+        });
+    }
+    Ok(())
+}
+
+/// The `name` of `[package]` in a manifest (a tiny TOML read: `name = "..."` under `[package]`).
+fn read_package_name(manifest: &Path) -> Result<String, BuildError> {
+    let text = std::fs::read_to_string(manifest)
+        .map_err(|e| BuildError::Io(format!("reading {}", manifest.display()), e))?;
+    let mut in_package = false;
+    for line in text.lines() {
+        let line = line.trim();
+        if line.starts_with('[') {
+            in_package = line == "[package]";
+            continue;
+        }
+        if in_package
+            && let Some(rest) = line.strip_prefix("name")
+            && let Some(value) = rest.trim_start().strip_prefix('=')
+        {
+            return Ok(value.trim().trim_matches('"').to_string());
+        }
+    }
+    Err(BuildError::Io(
+        format!("no [package] name in {}", manifest.display()),
+        std::io::ErrorKind::InvalidData.into(),
+    ))
+}
+
+/// `<outer target dir>/dynasoar-ptx/<crate>`, found from `OUT_DIR`
+/// (`<target>/<profile>/build/<pkg>/out`), else under the system's temp dir.
+fn default_target_dir(crate_name: &str) -> PathBuf {
+    let base = env::var_os("OUT_DIR")
+        .map(PathBuf::from)
+        .and_then(|out| out.ancestors().nth(4).map(Path::to_path_buf))
+        .unwrap_or_else(|| env::temp_dir().join("dynasoar"));
+    base.join("dynasoar-ptx").join(crate_name)
+}
+
+/// Source files the device build read, from the dep-info (`.d`) files cargo wrote into `deps`
+/// (one per crate: the model crate and each of its dependencies). Relative paths are relative to
+/// the workspace root of `crate_dir`, which cargo runs rustc in. The toolchain's own sources and
+/// the cargo registry are left out (they change only with the pinned toolchain or the lock
+/// file), and so are files that no longer exist (stale dep-info of old builds; a missing file
+/// would make cargo rerun the build script every time).
+fn read_dep_info(deps: &Path, crate_dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(deps) else {
+        return out;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.extension().is_some_and(|e| e == "d")
+            && let Ok(text) = std::fs::read_to_string(&path)
+        {
+            out.extend(
+                parse_dep_info(&text)
+                    .into_iter()
+                    .filter_map(|p| resolve(&p, crate_dir)),
+            );
+        }
+    }
+    out.retain(|p| {
+        let s = p.to_string_lossy();
+        !s.contains("/.rustup/") && !s.contains("/registry/src/") && !s.contains("/lib/rustlib/")
+    });
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// The prerequisites named in a make-style dep-info text.
+fn parse_dep_info(text: &str) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let Some((_, rhs)) = line.split_once(": ") else {
+            continue;
+        };
+        let mut token = String::new();
+        let mut chars = rhs.chars().peekable();
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' if chars.peek() == Some(&' ') => {
+                    token.push(' ');
+                    chars.next();
+                }
+                ' ' => {
+                    if !token.is_empty() {
+                        out.push(PathBuf::from(std::mem::take(&mut token)));
+                    }
+                }
+                c => token.push(c),
+            }
+        }
+        if !token.is_empty() {
+            out.push(PathBuf::from(token));
+        }
+    }
+    out
+}
+
+/// An existing absolute path for `path`: itself if absolute, else joined to the first ancestor
+/// of `crate_dir` where it exists.
+fn resolve(path: &Path, crate_dir: &Path) -> Option<PathBuf> {
+    if path.is_absolute() {
+        return path.is_file().then(|| path.to_path_buf());
+    }
+    crate_dir
+        .ancestors()
+        .map(|a| a.join(path))
+        .find(|p| p.is_file())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arch_strings_are_validated() {
+        for ok in [
+            "sm_70", "sm_75", "sm_80", "sm_86", "sm_90", "sm_90a", "sm_100", "sm_120a",
+        ] {
+            assert!(validate_arch(ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            "",
+            "sm70",
+            "sm_",
+            "sm_60",
+            "compute_90",
+            "sm_9",
+            "sm_90b",
+            "SM_90",
+            "sm_1000",
+            "sm_x0",
+        ] {
+            assert!(validate_arch(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn bad_arch_error_names_the_accepted_form() {
+        let err = PtxBuilder::new(".")
+            .arch("ampere")
+            .quiet()
+            .resolve_arch()
+            .unwrap_err();
+        let msg = err.to_string();
+        assert!(
+            msg.contains("`ampere`") && msg.contains("sm_XY") && msg.contains("sm_90"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn dep_info_lists_existing_project_sources_only() {
+        let dir = env::temp_dir().join(format!("dynasoar-depinfo-{}", std::process::id()));
+        let deps = dir.join("target/deps");
+        let krate = dir.join("ws/models");
+        std::fs::create_dir_all(&deps).unwrap();
+        std::fs::create_dir_all(krate.join("src")).unwrap();
+        std::fs::create_dir_all(dir.join("ws/dev ice/src")).unwrap();
+        std::fs::write(krate.join("src/lib.rs"), "").unwrap();
+        std::fs::write(dir.join("ws/dev ice/src/a.rs"), "").unwrap();
+        std::fs::write(
+            deps.join("models.d"),
+            "/t/models.s: models/src/lib.rs dev\\ ice/src/a.rs /root/.rustup/toolchains/x/lib/rustlib/src/core.rs gone.rs\n\nmodels/src/lib.rs:\n",
+        )
+        .unwrap();
+        std::fs::write(deps.join("other.txt"), "x: y").unwrap();
+        let got = read_dep_info(&deps, &krate);
+        assert_eq!(
+            got,
+            vec![dir.join("ws/dev ice/src/a.rs"), krate.join("src/lib.rs")]
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

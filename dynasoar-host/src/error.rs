@@ -1,0 +1,102 @@
+//! The host's typed errors. Messages say what happened and what to do about it.
+
+use std::fmt;
+
+/// Result of host-side dynasoar operations.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong on the host side.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// `Backend::Cuda` was requested but libcuda could not be loaded.
+    #[error(
+        "no CUDA driver found (libcuda.so could not be loaded); install the NVIDIA driver, or run \
+         on the CPU with Backend::Cpu (--backend cpu) or let Backend::Auto pick"
+    )]
+    NoCudaDriver,
+
+    /// `Backend::Cuda` was requested but the driver reports no usable device.
+    #[error(
+        "no CUDA device available ({reason}); run on the CPU with Backend::Cpu (--backend cpu) or \
+         let Backend::Auto pick"
+    )]
+    NoCudaDevice { reason: String },
+
+    /// A CUDA driver call failed outside of a kernel launch.
+    #[error("CUDA driver call failed while {action}: {message}")]
+    Driver { action: String, message: String },
+
+    /// The embedded PTX module could not be loaded.
+    #[error(
+        "could not load the PTX module: {message}; rebuild the app (the PTX is compiled by its \
+         build script) and check that DYNASOAR_GPU_ARCH does not exceed this GPU's architecture"
+    )]
+    ModuleLoad { message: String },
+
+    /// A kernel token names an entry point that the loaded PTX does not have.
+    #[error(
+        "kernel `{kernel}` is not in the loaded PTX module; the PTX and the host code come from \
+         different builds: rebuild the app"
+    )]
+    MissingKernel { kernel: String },
+
+    /// A kernel could not be launched, or failed while running (a trap, a fault, a device-side
+    /// panic).
+    #[error("kernel {kernels} failed: {message}")]
+    KernelFailed {
+        kernels: KernelNames,
+        message: String,
+    },
+
+    /// An earlier kernel failure left the device context unusable.
+    #[error(
+        "the device context is unusable since kernel {kernels} failed ({message}); create a new \
+         Executor/Runtime in a new process"
+    )]
+    ContextUnusable {
+        kernels: KernelNames,
+        message: String,
+    },
+
+    /// A buffer or launch argument is out of range.
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+}
+
+/// The kernel(s) that may have caused a failure: the one launched, or, when launches are not
+/// synchronised one by one, those launched since the last synchronisation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KernelNames(pub Vec<&'static str>);
+
+impl fmt::Display for KernelNames {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0.as_slice() {
+            [] => write!(f, "(none)"),
+            [one] => write!(f, "`{one}`"),
+            many => {
+                write!(
+                    f,
+                    "`{}` (or one of the kernels launched before it since the last sync: ",
+                    many[many.len() - 1]
+                )?;
+                for (i, k) in many[..many.len() - 1].iter().enumerate() {
+                    if i > 0 {
+                        write!(f, ", ")?;
+                    }
+                    write!(f, "`{k}`")?;
+                }
+                write!(f, ")")
+            }
+        }
+    }
+}
+
+impl Error {
+    pub(crate) fn driver(action: impl Into<String>, err: impl fmt::Display) -> Self {
+        Error::Driver {
+            action: action.into(),
+            message: err.to_string(),
+        }
+    }
+}

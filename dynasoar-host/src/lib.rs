@@ -1,0 +1,19 @@
+//! Host side of dynasoar.
+//!
+//! - [`Executor`]: loads the PTX embedded in an app, launches typed [`Kernel`]s and moves
+//!   buffers, on one of two backends chosen at run time ([`Backend`]): CUDA through cudarc's
+//!   driver API (libcuda is loaded dynamically, so this crate builds and runs without CUDA), or
+//!   the CPU, where rayon runs the same kernel functions over an emulated grid.
+//! - [`build`] (feature `build`): the PTX builder that app build scripts call to compile a model
+//!   crate for `nvptx64-nvidia-cuda` with the pinned nightly toolchain.
+//!
+//! [`Kernel`]: dynasoar_device::Kernel
+
+mod backend;
+mod error;
+
+#[cfg(feature = "build")]
+pub mod build;
+
+pub use backend::{Backend, BackendKind, Buffer, Executor, ExecutorOptions, Grid};
+pub use error::{Error, Result};

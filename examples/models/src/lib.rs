@@ -1,0 +1,7 @@
+//! The example models. This crate is compiled twice: for the host (the CPU backend and the
+//! types the apps launch with) and, by the apps' build script, for `nvptx64-nvidia-cuda` into
+//! one PTX module.
+#![no_std]
+#![cfg_attr(target_arch = "nvptx64", feature(abi_ptx))]
+
+pub mod smoke;

@@ -1,0 +1,83 @@
+//! Smoke test of the two-target pipeline: atomics and warp aggregation, end to end.
+//!
+//! `histogram` bins values with a warp-aggregated increment (lanes that hit the same bin elect
+//! one leader, which adds their count in one atomic) and appends the even values to a list with
+//! a warp-aggregated reservation. Both results are deterministic up to the order of the list,
+//! so the CPU and GPU backends must agree.
+
+use dynasoar::arch::{self, WarpGroup, atomic::Atomic32};
+use dynasoar::prelude::*;
+
+/// Parameters of [`histogram`].
+#[repr(C)]
+#[derive(Clone, Copy, Plain)]
+pub struct HistogramParams {
+    pub values: DevPtr<u32>,
+    pub len: u32,
+    pub bins: u32,
+    /// `bins` counters.
+    pub counts: DevPtr<u32>,
+    /// Room for every value; receives the even ones in some order.
+    pub evens: DevPtr<u32>,
+    /// Number of entries written to `evens`.
+    pub even_count: DevPtr<u32>,
+}
+
+/// Histogram and even-value compaction over `values` (grid-stride).
+#[kernel]
+pub fn histogram(p: HistogramParams) {
+    let stride = arch::global_thread_count();
+    let mut i = arch::global_thread_id();
+    while i < p.len as usize {
+        // SAFETY: `i < len`, and `values` holds `len` elements only read here.
+        let value = unsafe { p.values.read(i) };
+        let bin = value % p.bins;
+        // SAFETY: `bin < bins`, and `counts` holds `bins` counters updated atomically only.
+        let counter = unsafe { Atomic32::from_ptr(p.counts.as_ptr().add(bin as usize)) };
+        increment_aggregated(counter, bin);
+
+        if value % 2 == 0 {
+            let group = WarpGroup::current();
+            // SAFETY: `even_count` is a counter updated atomically only.
+            let count = unsafe { Atomic32::from_ptr(p.even_count.as_ptr()) };
+            let slot = group.fetch_add_u32(count, 1);
+            // SAFETY: at most `len` values are even, each gets a distinct slot below `len`.
+            unsafe { p.evens.write(slot as usize, value) };
+        }
+        i += stride;
+    }
+}
+
+/// `counter += 1`, with the lanes of the warp that target the same counter (same `key`)
+/// combined into one atomic by an elected leader.
+fn increment_aggregated(counter: &Atomic32, key: u32) {
+    let group = WarpGroup::current();
+    let mut todo = group.mask;
+    while todo != 0 {
+        // `todo` is the same on every lane of the group, so every lane picks the same leader
+        // and executes the same collectives with `group.mask`.
+        let leader = todo.trailing_zeros();
+        let leader_key = arch::shfl_u32(group.mask, key, leader);
+        let peers = arch::ballot(group.mask, key == leader_key) & todo;
+        if arch::lane_id() == leader {
+            counter.fetch_add(peers.count_ones());
+        }
+        todo &= !peers;
+    }
+}
+
+/// Parameters of [`trap_at`].
+#[repr(C)]
+#[derive(Clone, Copy, Plain)]
+pub struct TrapParams {
+    /// The global thread id that panics.
+    pub thread: u32,
+}
+
+/// Panics (and so traps) in one thread: used to test how the host reports failing kernels.
+#[kernel]
+pub fn trap_at(p: TrapParams) {
+    if arch::global_thread_id() == p.thread as usize {
+        panic!("trap_at: requested failure");
+    }
+}

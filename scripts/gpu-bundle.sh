@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Build everything the GPU suite needs on this machine (which has Rust but no GPU) and collect
+# it, with a runner, in gpu-bundle/ (git-ignored). The device machine (CUDA, no Rust) then runs:
+#
+#     bash gpu-bundle/run.sh [quick|full]
+#
+# which runs every test binary with DYNASOAR_REQUIRE_GPU=1 (a missing GPU fails instead of
+# skipping), the app checks and the benchmarks, writes full logs under $OUT (or gpu-bundle/out)
+# and prints a summary table last.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUNDLE=gpu-bundle
+rm -rf "$BUNDLE"
+mkdir -p "$BUNDLE/bin" "$BUNDLE/tests" "$BUNDLE/ptx"
+
+echo "== building test binaries (release)" >&2
+cargo test --release --workspace --no-run --message-format=json 2>/dev/null \
+  | python3 -c '
+import json, sys
+for line in sys.stdin:
+    try:
+        m = json.loads(line)
+    except ValueError:
+        continue
+    if m.get("reason") == "compiler-artifact" and m.get("profile", {}).get("test") and m.get("executable"):
+        kind = m["target"]["kind"][0]
+        pkg = m["package_id"].split("#")[0].rsplit("/", 1)[-1]
+        name = m["target"]["name"] if kind == "test" else pkg + "-" + kind
+        print(name, m["executable"])
+' > target/gpu-bundle-tests.txt
+# trybuild's compile-fail suite needs cargo; it runs in CI, not on the device machine.
+grep -v -E '^(ui|dynasoar_macros-proc-macro) ' target/gpu-bundle-tests.txt | while read -r name exe; do
+  cp "$exe" "$BUNDLE/tests/$name"
+done
+
+echo "== building app binaries (release)" >&2
+cargo build --release --workspace --bins 2>&1 | tail -n 1 >&2
+for exe in target/release/*; do
+  if [[ -f "$exe" && -x "$exe" && ! "$exe" =~ \.(d|so|rlib)$ ]]; then
+    cp "$exe" "$BUNDLE/bin/"
+  fi
+done
+strip "$BUNDLE"/tests/* "$BUNDLE"/bin/* 2>/dev/null || true
+
+cp target/dynasoar-ptx/*/nvptx64-nvidia-cuda/release/deps/*.s "$BUNDLE/ptx/" 2>/dev/null || true
+cp -r ../shared/data "$BUNDLE/data" 2>/dev/null || true
+cp scripts/gpu-run.sh "$BUNDLE/run.sh"
+du -sh "$BUNDLE" >&2
+echo "bundle ready: run 'bash $BUNDLE/run.sh' on the GPU machine (carry $BUNDLE)" >&2

@@ -1,0 +1,92 @@
+//! Checks of the generated PTX that need no GPU: scopes of atomics, and assembly by NVIDIA's
+//! `ptxas` for sm_75 and sm_90 (when available; `.ci/run` installs it from PyPI).
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use dynasoar_examples::MODELS_PTX;
+
+#[test]
+fn ptx_has_the_expected_entry_points() {
+    for entry in ["histogram", "trap_at"] {
+        assert!(
+            MODELS_PTX.contains(&format!(".entry {entry}(")),
+            "missing entry {entry}"
+        );
+    }
+}
+
+#[test]
+fn every_atomic_and_fence_is_gpu_scoped() {
+    // DESIGN.md section 4: `.sys` scope (what Rust's own atomics give on nvptx) is never wanted.
+    for (n, line) in MODELS_PTX.lines().enumerate() {
+        let code = line.split("//").next().unwrap_or("").trim();
+        let is_memory_op = ["atom.", "red.", "fence.", "membar", "ld.", "st."]
+            .iter()
+            .any(|p| code.starts_with(p));
+        if is_memory_op {
+            assert!(
+                !code.contains(".sys"),
+                "line {}: system-scoped operation `{code}`",
+                n + 1
+            );
+        }
+        if code.starts_with("atom.") || code.starts_with("fence.") {
+            assert!(
+                code.contains(".gpu"),
+                "line {}: atomic or fence without .gpu scope: `{code}`",
+                n + 1
+            );
+        }
+    }
+}
+
+fn find_ptxas() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("DYNASOAR_PTXAS").map(PathBuf::from)
+        && p.is_file()
+    {
+        return Some(p);
+    }
+    let local =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.tools/ptxas/nvidia/cu13/bin/ptxas");
+    if local.is_file() {
+        return Some(local);
+    }
+    Command::new("ptxas")
+        .arg("--version")
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|_| "ptxas".into())
+}
+
+#[test]
+fn ptxas_assembles_the_models_for_sm75_and_sm90() {
+    let Some(ptxas) = find_ptxas() else {
+        println!("skipping: ptxas not found (run scripts/install-ptxas.sh or set DYNASOAR_PTXAS)");
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("dynasoar-ptxas-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let ptx = dir.join("models.ptx");
+    std::fs::write(&ptx, MODELS_PTX).unwrap();
+    for arch in ["sm_75", "sm_90"] {
+        let out = Command::new(&ptxas)
+            .arg(format!("-arch={arch}"))
+            .arg("-v")
+            .arg(&ptx)
+            .arg("-o")
+            .arg(dir.join(format!("models-{arch}.cubin")))
+            .output()
+            .expect("ptxas runs");
+        let log = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "ptxas -arch={arch} failed:\n{log}");
+        let kernels = log.matches("Compiling entry function").count();
+        assert!(
+            kernels >= 2,
+            "ptxas -arch={arch} compiled {kernels} entry points:\n{log}"
+        );
+        println!("ptxas -arch={arch}: {kernels} entry points assembled");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
