@@ -29,7 +29,7 @@ for line in sys.stdin:
         print(name, m["executable"])
 ' > target/gpu-bundle-tests.txt
 # trybuild's compile-fail suite needs cargo; it runs in CI, not on the device machine.
-grep -v -E '^(ui|dynasoar_macros-proc-macro) ' target/gpu-bundle-tests.txt | while read -r name exe; do
+grep -v -E '^(ui|dynasoar-macros-proc-macro) ' target/gpu-bundle-tests.txt | while read -r name exe; do
   cp "$exe" "$BUNDLE/tests/$name"
 done
 

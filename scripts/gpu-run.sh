@@ -16,14 +16,14 @@ export DYNASOAR_DATA="$HERE/data"
 rows=()
 step() { # name, command...
   local name=$1; shift
-  local t0=$(date +%s.%N)
+  local t0=$(date +%s%N)
   echo "=== $name: $*" >> "$LOG"
   "$@" >> "$LOG" 2>&1
   local rc=$?
-  local dt=$(echo "$(date +%s.%N) - $t0" | bc)
+  local dt=$(( ($(date +%s%N) - t0) / 1000000 ))
   local status=PASS; [[ $rc -ne 0 ]] && status="FAIL(rc=$rc)"
-  rows+=("$(printf '%-46s %-12s %8.1fs' "$name" "$status" "$dt")")
-  echo "=== $name: $status in ${dt}s" >> "$LOG"
+  rows+=("$(printf '%-46s %-12s %7d.%01ds' "$name" "$status" $((dt / 1000)) $((dt % 1000 / 100)))")
+  echo "=== $name: $status in ${dt} ms" >> "$LOG"
   return $rc
 }
 

@@ -117,21 +117,22 @@ unsafe extern "C" {
 pub(crate) fn report_panic_and_trap(info: &core::panic::PanicInfo) -> ! {
     #[repr(C)]
     struct Args {
-        len: i32,
         file: *const u8,
         line: u32,
     }
     if let Some(loc) = info.location() {
-        let args = Args {
-            len: loc.file().len() as i32,
-            file: loc.file().as_ptr(),
-            line: loc.line(),
-        };
-        // SAFETY: the format string is NUL-terminated and `Args` matches its conversions
-        // (`%.*s` takes an int length and a pointer, `%u` an unsigned int).
+        // CUDA's printf has no `%.*s`, and `&str` is not NUL-terminated: copy the (tail of the)
+        // file name into a terminated buffer. This is the cold path of a failing kernel.
+        let mut file = [0u8; 96];
+        let bytes = loc.file().as_bytes();
+        let tail = &bytes[bytes.len().saturating_sub(file.len() - 1)..];
+        file[..tail.len()].copy_from_slice(tail);
+        let args = Args { file: file.as_ptr(), line: loc.line() };
+        // SAFETY: the format string is NUL-terminated, `file` is NUL-terminated, and `Args`
+        // matches the conversions (`%s` a pointer at offset 0, `%u` an unsigned int at 8).
         unsafe {
             vprintf(
-                b"dynasoar: device code panicked at %.*s:%u\n\0".as_ptr(),
+                b"dynasoar: device code panicked at %s:%u\n\0".as_ptr(),
                 &args as *const Args as *const u8,
             );
         }
