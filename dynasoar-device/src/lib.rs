@@ -8,6 +8,10 @@
 //! - [`arch`]: thread/warp ids, warp collectives, GPU-scoped atomics and fences, back-off;
 //!   nvptx and host implementations behind one API.
 //! - [`kernel`]: typed kernel tokens ([`Kernel`]) and device pointers ([`DevPtr`]).
+//! - [`bitmap`]: lock-free hierarchical bitmaps.
+//! - [`block`], [`handle`], [`layout`]: SOA blocks, 64-bit object handles, block geometry.
+//! - [`heap`]: the heap's layout, its device view and its kernels; [`allocator`]: `allocate`
+//!   and `free` on it.
 #![no_std]
 #![cfg_attr(
     target_arch = "nvptx64",
@@ -18,10 +22,24 @@
 #[cfg(not(target_arch = "nvptx64"))]
 extern crate std;
 
+pub mod allocator;
 pub mod arch;
+pub mod bitmap;
+pub mod block;
+pub mod class;
+pub mod errors;
+pub mod handle;
+// The heap lives in raw device memory; loom models use `allocator::BlockStore` over vectors.
+#[cfg(not(loom))]
+pub mod heap;
 pub mod kernel;
+pub mod layout;
 pub mod plain;
 
+pub use class::ClassSpec;
+pub use handle::RawHandle;
+#[cfg(not(loom))]
+pub use heap::{Heap, HeapHeader};
 pub use kernel::{DevPtr, Kernel};
 pub use plain::Plain;
 

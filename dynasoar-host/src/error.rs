@@ -62,6 +62,29 @@ pub enum Error {
     /// A buffer or launch argument is out of range.
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
+
+    /// The heap cannot be laid out as asked.
+    #[error("cannot create a heap: {0}")]
+    HeapConfig(String),
+
+    /// Device code asked for more objects than the heap holds. The heap stays consistent: the
+    /// failed allocations returned no object and everything else is intact.
+    #[error(
+        "the device heap ran out of memory in kernel {kernels}: {failed} allocation(s) got no          object (heap of {heap_bytes} bytes, {blocks} blocks); give the runtime a larger heap"
+    )]
+    OutOfMemory {
+        kernels: KernelNames,
+        failed: u32,
+        heap_bytes: u64,
+        blocks: u64,
+    },
+
+    /// Device code freed an object that was not allocated, or used a null handle.
+    #[error("kernel {kernels} {what}")]
+    InvalidFree {
+        kernels: KernelNames,
+        what: &'static str,
+    },
 }
 
 /// The kernel(s) that may have caused a failure: the one launched, or, when launches are not

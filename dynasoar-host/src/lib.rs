@@ -11,9 +11,11 @@
 
 mod backend;
 mod error;
+pub mod heap;
 
 #[cfg(feature = "build")]
 pub mod build;
 
 pub use backend::{Backend, BackendKind, Buffer, Executor, ExecutorOptions, Grid};
-pub use error::{Error, Result};
+pub use error::{Error, KernelNames, Result};
+pub use heap::{DeviceHeap, HeapClass, HeapSnapshot, HeapStats};

@@ -5,10 +5,38 @@ use quote::{format_ident, quote};
 use syn::spanned::Spanned;
 use syn::{FnArg, ItemFn, ReturnType};
 
-pub fn expand(args: TokenStream, input: TokenStream) -> syn::Result<TokenStream> {
-    if !args.is_empty() {
-        return Err(syn::Error::new(args.span(), "#[kernel] takes no arguments"));
+/// Options of `#[kernel(...)]`.
+struct KernelArgs {
+    /// Path of the runtime (`crate` inside dynasoar-device itself).
+    krate: syn::Path,
+    /// Name of the PTX entry point (default: the function's name).
+    name: Option<syn::LitStr>,
+}
+
+impl KernelArgs {
+    fn parse(args: TokenStream) -> syn::Result<Self> {
+        let mut out = KernelArgs {
+            krate: syn::parse_quote!(::dynasoar::__private),
+            name: None,
+        };
+        let parser = syn::meta::parser(|meta| {
+            if meta.path.is_ident("crate") {
+                out.krate = meta.value()?.parse()?;
+                Ok(())
+            } else if meta.path.is_ident("name") {
+                out.name = Some(meta.value()?.parse()?);
+                Ok(())
+            } else {
+                Err(meta.error("unknown #[kernel] option: expected `name = \"...\"`"))
+            }
+        });
+        syn::parse::Parser::parse2(parser, args)?;
+        Ok(out)
     }
+}
+
+pub fn expand(args: TokenStream, input: TokenStream) -> syn::Result<TokenStream> {
+    let args = KernelArgs::parse(args)?;
     let func: ItemFn = syn::parse2(input)?;
     let sig = &func.sig;
     if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
@@ -40,26 +68,29 @@ pub fn expand(args: TokenStream, input: TokenStream) -> syn::Result<TokenStream>
     };
 
     let name = &sig.ident;
-    let name_str = name.to_string();
+    let export = args
+        .name
+        .map(|n| n.value())
+        .unwrap_or_else(|| name.to_string());
     let entry = format_ident!("__dynasoar_kernel_{}", name);
-    let token = syn::Ident::new(&name_str.to_uppercase(), name.span());
+    let token = syn::Ident::new(&name.to_string().to_uppercase(), name.span());
     let vis = &func.vis;
-    let doc = format!("Launch token of the kernel [`{name_str}`].");
-    let check = quote_check_plain(param_ty);
+    let doc = format!("Launch token of the kernel [`{name}`] (PTX entry `{export}`).");
+    let krate = &args.krate;
+    let check = quote_check_plain_in(param_ty, krate);
 
     Ok(quote! {
         #func
 
         #[cfg(target_arch = "nvptx64")]
         #[doc(hidden)]
-        #[unsafe(export_name = #name_str)]
+        #[unsafe(export_name = #export)]
         pub unsafe extern "ptx-kernel" fn #entry(params: #param_ty) {
             #name(params)
         }
 
         #[doc = #doc]
-        #vis const #token: ::dynasoar::__private::Kernel<#param_ty> =
-            ::dynasoar::__private::Kernel::new(#name_str, #name);
+        #vis const #token: #krate::Kernel<#param_ty> = #krate::Kernel::new(#export, #name);
 
         #check
     })
@@ -67,10 +98,14 @@ pub fn expand(args: TokenStream, input: TokenStream) -> syn::Result<TokenStream>
 
 /// A compile-time assertion that `ty` is plain data, reported at `ty`'s span.
 pub fn quote_check_plain(ty: &syn::Type) -> TokenStream {
+    quote_check_plain_in(ty, &syn::parse_quote!(::dynasoar::__private))
+}
+
+fn quote_check_plain_in(ty: &syn::Type, krate: &syn::Path) -> TokenStream {
     let span = ty.span();
     quote::quote_spanned! {span=>
         const _: fn() = || {
-            fn assert_plain<T: ::dynasoar::__private::Plain>() {}
+            fn assert_plain<T: #krate::Plain>() {}
             assert_plain::<#ty>();
         };
     }

@@ -33,6 +33,18 @@ impl WarpGroup {
         }
     }
 
+    /// This lane alone, as a group of one.
+    #[inline(always)]
+    pub fn solo() -> Self {
+        let lane = lane_id();
+        WarpGroup {
+            mask: 1 << lane,
+            leader: lane,
+            rank: 0,
+            size: 1,
+        }
+    }
+
     #[inline(always)]
     pub fn is_leader(&self) -> bool {
         lane_id() == self.leader

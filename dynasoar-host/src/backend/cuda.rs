@@ -177,6 +177,27 @@ impl CudaExec {
             .map_err(|e| Error::driver("copying to the device", e))
     }
 
+    /// Copy to device memory through a shared reference (the caller guarantees no kernel
+    /// uses it).
+    pub fn write_shared(&self, mem: &DeviceMem, at: usize, bytes: &[u8]) -> Result<()> {
+        if bytes.is_empty() {
+            return Ok(());
+        }
+        // SAFETY: `at + len` lies within the allocation (checked by the caller), the source is
+        // a host slice valid for the call, and the copy completes before returning.
+        unsafe {
+            cudarc::driver::result::memcpy_htod_async(
+                mem.addr + at as u64,
+                bytes,
+                self.stream.cu_stream(),
+            )
+        }
+        .map_err(|e| Error::driver("copying to the device", e))?;
+        self.stream
+            .synchronize()
+            .map_err(|e| Error::driver("copying to the device", e))
+    }
+
     pub fn read(&self, mem: &DeviceMem, at: usize, out: &mut [u8]) -> Result<()> {
         if out.is_empty() {
             return Ok(());

@@ -325,6 +325,40 @@ impl Executor {
         }
     }
 
+    /// Copy `bytes` into a buffer shared with device code, at byte `offset`. Waits for queued
+    /// kernels first, so no kernel can be using the buffer; for setting up device-side
+    /// structures (like a heap's header) without exclusive access to their buffer.
+    pub fn write_bytes<T: Plain>(
+        &self,
+        buf: &Buffer<T>,
+        offset: usize,
+        bytes: &[u8],
+    ) -> Result<()> {
+        let size = buf.len() * std::mem::size_of::<T>();
+        if offset.checked_add(bytes.len()).is_none_or(|end| end > size) {
+            return Err(Error::InvalidArgument(format!(
+                "bytes {offset}..+{} of a {size}-byte buffer",
+                bytes.len()
+            )));
+        }
+        self.synchronize()?;
+        match &buf.mem {
+            BufMem::Cuda(m) => self.cuda()?.write_shared(m, offset, bytes),
+            BufMem::Host(m) => {
+                // SAFETY: in range (checked above) and no kernel runs (synchronised above; CPU
+                // launches complete before returning).
+                unsafe {
+                    std::ptr::copy_nonoverlapping(
+                        bytes.as_ptr(),
+                        (m.addr() as usize + offset) as *mut u8,
+                        bytes.len(),
+                    )
+                };
+                Ok(())
+            }
+        }
+    }
+
     /// Copy `len` elements of `buf` from element `offset` to the host (waits for queued kernels).
     pub fn read<T: Plain>(&self, buf: &Buffer<T>, offset: usize, len: usize) -> Result<Vec<T>> {
         self.check_range(buf, offset, len)?;

@@ -30,3 +30,4 @@ impl CommonArgs {
     }
 }
 pub mod smoke;
+pub mod storm;

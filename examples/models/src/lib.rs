@@ -5,3 +5,4 @@
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx))]
 
 pub mod smoke;
+pub mod storm;

@@ -1,0 +1,349 @@
+//! Object allocation and deallocation (paper Alg. 1 and 2, section 4.2).
+//!
+//! `allocate` is warp-aggregated: the lanes of a warp that allocate objects of the same class
+//! at the same time elect a leader, which reserves slots for all of them (as many per block as
+//! the block has free, in one atomic OR) and hands them out with shuffles. The leader finds
+//! blocks through the class's active bitmap with a rotation seeded per warp and per retry, and
+//! initialises a new block from the free bitmap when no active block is found.
+//!
+//! Independent thread scheduling: the group is taken from `activemask` at the call, every
+//! collective uses that mask, all lanes of the group run the same loop (its condition is
+//! broadcast from the leader), and every retry loop backs off.
+//!
+//! The algorithms are written against [`BlockStore`], which the device [`Heap`] implements; the
+//! loom models implement it over vectors of loom atomics, so they check this very code.
+
+use crate::arch::{
+    self, Backoff, WarpGroup,
+    atomic::{Atomic32, Atomic64},
+    nth_set_bit,
+};
+use crate::bitmap::{Bitmap, next_seed};
+use crate::block::{BlockHeader, preset_mask};
+use crate::class::ClassSpec;
+use crate::handle::RawHandle;
+#[cfg(not(loom))]
+use crate::heap::{Heap, block_at};
+
+/// Rounds a leader retries when the class has no active block with room and no block is free,
+/// before reporting out of memory (blocks may be freed or filled concurrently meanwhile).
+#[cfg(not(loom))]
+const OUT_OF_MEMORY_ROUNDS: u32 = 64;
+#[cfg(loom)]
+const OUT_OF_MEMORY_ROUNDS: u32 = 2;
+
+/// Rollbacks of reservations in blocks that changed class (loom models check they happen).
+#[cfg(loom)]
+pub static ROLLBACKS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// The blocks and bitmaps the allocator works on.
+pub trait BlockStore {
+    /// Blocks not allocated to any class.
+    fn free_blocks(&self) -> Bitmap<'_>;
+    /// Blocks allocated to `class`.
+    fn allocated(&self, class: u8) -> Bitmap<'_>;
+    /// Blocks of `class` with a free slot.
+    fn active(&self, class: u8) -> Bitmap<'_>;
+    /// Header of block `index`.
+    fn block(&self, index: u64) -> &BlockHeader;
+    /// Address of block `index` (what handles encode).
+    fn block_addr(&self, index: u64) -> u64;
+    /// Free blocks not yet claimed.
+    fn free_count(&self) -> &Atomic64;
+    /// Threads that got no object.
+    fn failed_allocations(&self) -> &Atomic32;
+    /// Blocks being initialised (claimed, not yet active).
+    fn initializing(&self) -> &Atomic32;
+    /// Objects per block of `class`.
+    fn class_objects(&self, class: u8) -> u32;
+    /// Record an error for the host.
+    fn raise(&self, error: u32);
+}
+
+#[cfg(not(loom))]
+impl BlockStore for Heap<'_> {
+    #[inline(always)]
+    fn free_blocks(&self) -> Bitmap<'_> {
+        Heap::free_blocks(self)
+    }
+    #[inline(always)]
+    fn allocated(&self, class: u8) -> Bitmap<'_> {
+        Heap::allocated(self, class)
+    }
+    #[inline(always)]
+    fn active(&self, class: u8) -> Bitmap<'_> {
+        Heap::active(self, class)
+    }
+    #[inline(always)]
+    fn block(&self, index: u64) -> &BlockHeader {
+        Heap::block(self, index)
+    }
+    #[inline(always)]
+    fn block_addr(&self, index: u64) -> u64 {
+        Heap::block_addr(self, index)
+    }
+    #[inline(always)]
+    fn free_count(&self) -> &Atomic64 {
+        &self.state().free_blocks
+    }
+    #[inline(always)]
+    fn failed_allocations(&self) -> &Atomic32 {
+        &self.state().failed_allocations
+    }
+    #[inline(always)]
+    fn initializing(&self) -> &Atomic32 {
+        &self.state().initializing
+    }
+    #[inline(always)]
+    fn class_objects(&self, class: u8) -> u32 {
+        self.config().class_objects[class as usize]
+    }
+    #[inline(always)]
+    fn raise(&self, error: u32) {
+        Heap::raise(self, error)
+    }
+}
+
+/// A first seed for this warp's searches: its global id, mixed with the clock so that repeated
+/// allocations of one warp do not retrace the same path.
+#[inline(always)]
+fn warp_seed() -> u64 {
+    let w = arch::global_warp_id() as u64;
+    (w.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ arch::clock64().wrapping_mul(0xBF58_476D_1CE4_E5B9))
+        | 1
+}
+
+#[cfg(not(loom))]
+impl Heap<'_> {
+    /// Allocate an object of class `C`: its handle, or `None` when the heap is out of memory
+    /// (the heap's `OUT_OF_MEMORY` error is raised for the host to report).
+    ///
+    /// Lanes of a warp calling this together are served by one leader.
+    #[inline]
+    pub fn allocate<C: ClassSpec>(&self) -> Option<RawHandle> {
+        allocate_in_group::<C, _>(self, WarpGroup::current())
+    }
+
+    /// Allocate without combining requests within the warp (each thread its own leader); the
+    /// paper's DynaSOAr-NoCoal variant, kept for comparison.
+    #[inline]
+    pub fn allocate_uncoalesced<C: ClassSpec>(&self) -> Option<RawHandle> {
+        allocate_in_group::<C, _>(self, WarpGroup::solo())
+    }
+
+    /// Free the object `handle` of a class of this heap (`C` may be any class of the heap: only
+    /// its block size is used, the object's own class comes from the handle). Freeing a null
+    /// handle or an object that is not allocated raises an error for the host instead of
+    /// corrupting the heap.
+    #[inline]
+    pub fn free<C: ClassSpec>(&self, handle: RawHandle) {
+        self.free_with_block_bytes(handle, C::BLOCK_BYTES)
+    }
+
+    /// [`free`](Self::free) without a class at hand (divides by the run-time block size).
+    #[inline]
+    pub fn free_untyped(&self, handle: RawHandle) {
+        self.free_with_block_bytes(handle, self.config().block_bytes)
+    }
+
+    #[inline(always)]
+    fn free_with_block_bytes(&self, handle: RawHandle, block_bytes: u64) {
+        if handle.is_null() {
+            self.raise(crate::errors::NULL_HANDLE);
+            return;
+        }
+        // Release: this thread's writes to the object happen before the slot is reused.
+        arch::fence();
+        let addr = handle.block_addr();
+        let index = self.block_index(addr, block_bytes);
+        let preset = preset_mask(handle.objects_per_block());
+        release_slot(
+            self,
+            block_at(addr),
+            index,
+            handle.slot(),
+            handle.type_id(),
+            preset,
+        );
+    }
+}
+
+/// Allocate one object of class `C` for each lane of `group`.
+#[inline]
+pub fn allocate_in_group<C: ClassSpec, S: BlockStore>(
+    store: &S,
+    group: WarpGroup,
+) -> Option<RawHandle> {
+    let mut seed = warp_seed();
+    let mut handed_out = 0u32;
+    let mut mine = None;
+    while handed_out < group.size {
+        let (mut block, mut slots) = (0u64, 0u64);
+        if group.is_leader()
+            && let Some((b, s)) = reserve_slots::<C, S>(store, group.size - handed_out, &mut seed)
+        {
+            (block, slots) = (b, s);
+        }
+        let block = group.broadcast_u64(block);
+        let slots = group.broadcast_u64(slots);
+        if slots == 0 {
+            break; // out of memory: the lanes not served yet get nothing
+        }
+        let count = slots.count_ones();
+        if group.rank >= handed_out && group.rank < handed_out + count {
+            let slot = nth_set_bit(slots, group.rank - handed_out);
+            mine = Some(RawHandle::new(
+                block,
+                slot,
+                C::OBJECTS_PER_BLOCK,
+                C::TYPE_ID,
+            ));
+        }
+        handed_out += count;
+    }
+    if mine.is_none() {
+        store.failed_allocations().fetch_add(1);
+        store.raise(crate::errors::OUT_OF_MEMORY);
+    }
+    mine
+}
+
+/// The leader's part of Alg. 1: reserve up to `wanted` slots in one block of class `C`.
+/// Returns the block's address and the reserved slots, or `None` when out of memory.
+#[inline]
+fn reserve_slots<C: ClassSpec, S: BlockStore>(
+    store: &S,
+    wanted: u32,
+    seed: &mut u64,
+) -> Option<(u64, u64)> {
+    let active = store.active(C::TYPE_ID);
+    let mut starved = 0u32;
+    let mut backoff = Backoff::new();
+    loop {
+        let index = match active.try_find_set(*seed) {
+            Some(index) => index,
+            None => match initialize_free_block::<C, S>(store, *seed) {
+                Some(index) => index,
+                None => {
+                    // Blocks claimed by others but not yet active will take allocations soon;
+                    // only rounds with none in flight count towards out of memory.
+                    if store.initializing().load() == 0 {
+                        starved += 1;
+                        if starved > OUT_OF_MEMORY_ROUNDS {
+                            return None;
+                        }
+                    }
+                    backoff.snooze();
+                    // Acquire: pairs with the release before `initializing` is decremented, so
+                    // the next search sees the blocks published meanwhile.
+                    arch::fence();
+                    *seed = next_seed(*seed);
+                    continue;
+                }
+            },
+        };
+        let block = store.block(index);
+        if let Some(r) = block.reserve(wanted, *seed as u32) {
+            // Acquire: pairs with the fence of `initialize_free_block`, so the type read below
+            // is the one the block had when its bitmap let us in.
+            arch::fence();
+            let type_id = block.type_id.load() as u8;
+            if r.filled_block {
+                store.active(type_id).clear(index);
+            }
+            if type_id == C::TYPE_ID {
+                return Some((store.block_addr(index), r.slots));
+            }
+            // The block was freed and reused for another class after we found it: give the
+            // slots back as that class's (paper Alg. 1, line 17).
+            #[cfg(loom)]
+            ROLLBACKS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let preset = preset_mask(store.class_objects(type_id));
+            let mut slots = r.slots;
+            while slots != 0 {
+                let slot = slots.trailing_zeros();
+                slots &= slots - 1;
+                release_slot(store, block, index, slot, type_id, preset);
+            }
+        }
+        // The block filled up (or changed class) since we found it: its active bit is on its
+        // way out. Let that thread run before we look again.
+        backoff.snooze();
+        *seed = next_seed(*seed);
+    }
+}
+
+/// Take a free block and make it an active block of class `C` (Alg. 1, lines 4-7). `None`
+/// when no block is free.
+#[inline]
+fn initialize_free_block<C: ClassSpec, S: BlockStore>(store: &S, seed: u64) -> Option<u64> {
+    // Claim a block from the count first: then the bitmap search below must succeed.
+    let free = store.free_count();
+    let mut count = free.load();
+    loop {
+        if count == 0 {
+            return None;
+        }
+        match free.compare_exchange(count, count - 1) {
+            Ok(_) => break,
+            Err(now) => count = now,
+        }
+    }
+    store.initializing().fetch_add(1);
+    let mut seed = seed;
+    let index = loop {
+        if let Some(index) = store.free_blocks().clear_any(seed, 64) {
+            break index;
+        }
+        seed = next_seed(seed);
+    };
+    // Acquire: pairs with the release in `release_slot` before the block was published as
+    // free, so the previous owner's invalidation of the block's bitmap is ordered before our
+    // reset of it below (without it, the reset could land first and leave the block "full").
+    arch::fence();
+    let block = store.block(index);
+    block.type_id.store(C::TYPE_ID as u32);
+    block.iter.store(0);
+    // Release: the type id is visible to anyone whose reservation in this block succeeds
+    // (paper footnote 5).
+    arch::fence();
+    // A swap, not a store: every write of an allocation bitmap is a read-modify-write, so its
+    // history is one chain that each thread's `before` value places it in (a plain store may
+    // race with a late, failing reservation of the block's previous life; loom also mis-models
+    // that race, tokio-rs/loom#254).
+    block.alloc.swap(preset_mask(C::OBJECTS_PER_BLOCK));
+    store.allocated(C::TYPE_ID).set(index);
+    store.active(C::TYPE_ID).set(index);
+    // Release: whoever sees this block no longer initialising also sees it active.
+    arch::fence();
+    store.initializing().fetch_sub(1);
+    Some(index)
+}
+
+/// Free `slot` of block `index` of class `type_id` (Alg. 2), updating the block bitmaps.
+#[inline]
+pub fn release_slot<S: BlockStore>(
+    store: &S,
+    block: &BlockHeader,
+    index: u64,
+    slot: u32,
+    type_id: u8,
+    preset: u64,
+) {
+    let Some(release) = block.release(slot, preset) else {
+        store.raise(crate::errors::DOUBLE_FREE);
+        return;
+    };
+    if release.was_full {
+        store.active(type_id).set(index);
+    }
+    if release.emptied && block.invalidate(preset, || store.active(type_id).clear(index)) {
+        store.active(type_id).clear(index);
+        store.allocated(type_id).clear(index);
+        // Release: everything we did to the block happens before whoever takes it next
+        // initialises it (see `initialize_free_block`).
+        arch::fence();
+        store.free_blocks().set(index);
+        store.free_count().fetch_add(1);
+    }
+}

@@ -1,0 +1,426 @@
+//! Lock-free hierarchical bitmaps (paper section 4.1, Alg. 3-5).
+//!
+//! A bitmap of `N` bits is an array of 64-bit containers (level 0) plus, when `N > 64`, a nested
+//! bitmap with one bit per container that is set iff the container has a set bit (level 1), and
+//! so on up to a level of one container. Containers change only through atomic AND/OR; the
+//! value an atomic returns tells the thread whether it set a container's first bit or cleared
+//! its last, and then that thread, and only that one, updates the level above. Levels are thus
+//! eventually consistent with their containers and exactly consistent once all operations have
+//! finished (paper section 5.1).
+//!
+//! `set` and `clear` retry until *they* switched the bit (another thread may have the bit in
+//! the target state only transiently, on its way to switching it back); `try_find_set` walks
+//! the hierarchy top-down, picking in each container the first set bit at a rotation given by a
+//! seed, so that warps with different seeds tend to pick different bits (paper section 4.2).
+
+use crate::arch::{Backoff, atomic::Atomic64, rotate_find};
+
+/// Most levels a bitmap can have: 64^6 = 2^36 bits.
+pub const MAX_LEVELS: usize = 6;
+
+/// The shape of a hierarchical bitmap of `bits` bits: how many containers each level has and
+/// where each level starts. Level 0 holds the bits themselves; the last level has one container.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BitmapGeometry {
+    pub bits: u64,
+    pub levels: u32,
+    pub _reserved: u32,
+    /// Index of the first container of each level.
+    pub level_start: [u64; MAX_LEVELS],
+    /// Number of containers of each level.
+    pub level_len: [u64; MAX_LEVELS],
+    /// Containers of all levels together.
+    pub containers: u64,
+}
+
+impl BitmapGeometry {
+    /// The geometry of a bitmap of `bits` bits (`1 <= bits <= 2^36`).
+    pub const fn new(bits: u64) -> Option<Self> {
+        if bits == 0 || bits > 1 << (6 * MAX_LEVELS) {
+            return None;
+        }
+        let mut g = BitmapGeometry {
+            bits,
+            levels: 0,
+            _reserved: 0,
+            level_start: [0; MAX_LEVELS],
+            level_len: [0; MAX_LEVELS],
+            containers: 0,
+        };
+        let mut n = bits;
+        loop {
+            let len = n.div_ceil(64);
+            g.level_start[g.levels as usize] = g.containers;
+            g.level_len[g.levels as usize] = len;
+            g.containers += len;
+            g.levels += 1;
+            if len == 1 {
+                return Some(g);
+            }
+            n = len;
+        }
+    }
+
+    /// Bytes taken by the containers of all levels.
+    pub const fn bytes(&self) -> u64 {
+        self.containers * 8
+    }
+}
+
+/// A view of a hierarchical bitmap in memory shared by all threads.
+#[derive(Clone, Copy)]
+pub struct Bitmap<'a> {
+    geometry: &'a BitmapGeometry,
+    containers: &'a [Atomic64],
+}
+
+impl<'a> Bitmap<'a> {
+    /// A bitmap over `containers` (which must hold `geometry.containers` containers).
+    pub fn new(geometry: &'a BitmapGeometry, containers: &'a [Atomic64]) -> Self {
+        debug_assert!(containers.len() as u64 >= geometry.containers);
+        Bitmap {
+            geometry,
+            containers,
+        }
+    }
+
+    pub fn geometry(&self) -> &'a BitmapGeometry {
+        self.geometry
+    }
+
+    /// Number of bits.
+    pub fn len(&self) -> u64 {
+        self.geometry.bits
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.geometry.bits == 0
+    }
+
+    /// Container `index` of `level`.
+    #[inline(always)]
+    pub fn container(&self, level: u32, index: u64) -> &'a Atomic64 {
+        let at = self.geometry.level_start[level as usize] + index;
+        // SAFETY-free indexing: `at` is below `containers` for valid (level, index); the slice
+        // bounds check turns a bug into a panic (a trap on the GPU) rather than a stray access.
+        &self.containers[at as usize]
+    }
+
+    /// Whether bit `pos` is set.
+    #[inline(always)]
+    pub fn get(&self, pos: u64) -> bool {
+        self.container(0, pos / 64).load() & (1 << (pos % 64)) != 0
+    }
+
+    /// Switch bit `pos` from 0 to 1, waiting while it is 1 (it must be on its way to 0).
+    #[inline]
+    pub fn set(&self, pos: u64) {
+        let mut pos = pos;
+        for level in 0..self.geometry.levels {
+            let container = self.container(level, pos / 64);
+            let mask = 1u64 << (pos % 64);
+            let mut backoff = Backoff::new();
+            let prev = loop {
+                let prev = container.fetch_or(mask);
+                if prev & mask == 0 {
+                    break prev;
+                }
+                backoff.snooze();
+            };
+            if prev != 0 {
+                // Not the container's first bit: the level above already has this container's
+                // bit (or will get it from the thread that set the first one).
+                return;
+            }
+            pos /= 64;
+        }
+    }
+
+    /// Switch bit `pos` from 1 to 0, waiting while it is 0 (it must be on its way to 1).
+    #[inline]
+    pub fn clear(&self, pos: u64) {
+        let mut backoff = Backoff::new();
+        while !self.try_clear(pos) {
+            backoff.snooze();
+        }
+    }
+
+    /// Clear bit `pos`; `true` if this call switched it from 1 to 0.
+    #[inline]
+    pub fn try_clear(&self, pos: u64) -> bool {
+        let container = self.container(0, pos / 64);
+        let mask = 1u64 << (pos % 64);
+        let prev = container.fetch_and(!mask);
+        if prev & mask == 0 {
+            return false;
+        }
+        if prev == mask {
+            self.clear_in_level_above(0, pos / 64);
+        }
+        true
+    }
+
+    /// Container `index` of `level` lost its last bit: clear its bit one level up (and further
+    /// up while that empties containers too).
+    #[inline]
+    fn clear_in_level_above(&self, level: u32, index: u64) {
+        let mut pos = index;
+        for level in level + 1..self.geometry.levels {
+            let container = self.container(level, pos / 64);
+            let mask = 1u64 << (pos % 64);
+            let mut backoff = Backoff::new();
+            let prev = loop {
+                let prev = container.fetch_and(!mask);
+                if prev & mask != 0 {
+                    break prev;
+                }
+                // The thread that set this container's first bit below has not set our bit yet.
+                backoff.snooze();
+            };
+            if prev != mask {
+                return;
+            }
+            pos /= 64;
+        }
+    }
+
+    /// Position of some set bit, found top-down with a rotation per level taken from `seed`;
+    /// `None` if none was found (the bitmap may be empty, or transiently inconsistent).
+    #[inline]
+    pub fn try_find_set(&self, seed: u64) -> Option<u64> {
+        let mut index = 0u64;
+        let mut level = self.geometry.levels;
+        while level > 0 {
+            level -= 1;
+            let bits = self.container(level, index).load();
+            let rotation = (seed >> (6 * level)) as u32;
+            let bit = rotate_find(bits, rotation)?;
+            index = index * 64 + bit as u64;
+        }
+        (index < self.geometry.bits).then_some(index)
+    }
+
+    /// Find and clear some set bit (paper's `clear()`), retrying with new seeds; `None` after
+    /// `attempts` finds came back empty.
+    #[inline]
+    pub fn clear_any(&self, seed: u64, attempts: u32) -> Option<u64> {
+        let mut seed = seed;
+        let mut backoff = Backoff::new();
+        for _ in 0..attempts {
+            if let Some(pos) = self.try_find_set(seed)
+                && self.try_clear(pos)
+            {
+                return Some(pos);
+            }
+            backoff.snooze();
+            seed = next_seed(seed);
+        }
+        None
+    }
+
+    /// Number of set bits (level 0 only; meaningful when no operation is in flight).
+    pub fn count_ones(&self) -> u64 {
+        (0..self.geometry.level_len[0])
+            .map(|i| self.container(0, i).load().count_ones() as u64)
+            .sum()
+    }
+
+    /// Check that every level is consistent with the one below (after all operations finished):
+    /// `Err((level, index))` names the first container whose bit disagrees.
+    pub fn check_consistent(&self) -> Result<(), (u32, u64)> {
+        for level in 1..self.geometry.levels {
+            for index in 0..self.geometry.level_len[level as usize - 1] {
+                let below = self.container(level - 1, index).load() != 0;
+                let bit = self.container(level, index / 64).load() & (1 << (index % 64)) != 0;
+                if below != bit {
+                    return Err((level, index));
+                }
+            }
+            // Bits beyond the containers of the level below are never set.
+            let len = self.geometry.level_len[level as usize - 1];
+            let last = self.container(level, (len - 1) / 64).load();
+            let used = len - (len - 1) / 64 * 64;
+            if used < 64 && last >> used != 0 {
+                return Err((level, len));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The next seed of a retry (a 64-bit LCG step: cheap, and changes every 6-bit rotation field).
+#[inline(always)]
+pub fn next_seed(seed: u64) -> u64 {
+    seed.wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407)
+}
+
+/// Write the containers of a bitmap with bits `0..ones` set and the rest clear, consistently
+/// on every level. Used by the heap's init kernel (container `index` of the flattened array;
+/// every container is written exactly once by exactly one thread).
+#[inline]
+pub fn init_container(geometry: &BitmapGeometry, flat_index: u64, ones: u64) -> u64 {
+    let mut level = 0;
+    while level + 1 < geometry.levels && flat_index >= geometry.level_start[level as usize + 1] {
+        level += 1;
+    }
+    let index = flat_index - geometry.level_start[level as usize];
+    // Bits of this level that are set: containers (or bits) below with at least one one.
+    let mut set_below = ones;
+    for _ in 0..level {
+        set_below = set_below.div_ceil(64);
+    }
+    let first = index * 64;
+    if set_below <= first {
+        0
+    } else if set_below >= first + 64 {
+        u64::MAX
+    } else {
+        (1u64 << (set_below - first)) - 1
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use std::vec::Vec;
+
+    fn storage(g: &BitmapGeometry, ones: u64) -> Vec<Atomic64> {
+        (0..g.containers)
+            .map(|i| Atomic64::new(init_container(g, i, ones)))
+            .collect()
+    }
+
+    #[test]
+    fn geometry_has_one_container_on_top() {
+        let g = BitmapGeometry::new(1).unwrap();
+        assert_eq!((g.levels, g.containers), (1, 1));
+        let g = BitmapGeometry::new(64).unwrap();
+        assert_eq!((g.levels, g.containers), (1, 1));
+        let g = BitmapGeometry::new(65).unwrap();
+        assert_eq!((g.levels, g.level_len[0], g.level_len[1]), (2, 2, 1));
+        let g = BitmapGeometry::new(64 * 64 * 64 + 1).unwrap();
+        assert_eq!(g.levels, 4);
+        assert_eq!(g.level_len[..4], [4097, 65, 2, 1]);
+        assert_eq!(g.level_start[..4], [0, 4097, 4162, 4164]);
+        assert!(BitmapGeometry::new(0).is_none());
+    }
+
+    #[test]
+    fn init_is_consistent_for_any_fill() {
+        for bits in [1, 63, 64, 65, 4096, 4097, 300_000] {
+            let g = BitmapGeometry::new(bits).unwrap();
+            for ones in [0, 1, 63, 64, 65, bits / 2, bits]
+                .into_iter()
+                .filter(|&o| o <= bits)
+            {
+                let s = storage(&g, ones);
+                let b = Bitmap::new(&g, &s);
+                assert_eq!(b.check_consistent(), Ok(()), "bits {bits} ones {ones}");
+                assert_eq!(b.count_ones(), ones);
+                if ones > 0 {
+                    assert!(b.get(ones - 1));
+                }
+                if ones < bits {
+                    assert!(!b.get(ones));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn set_clear_keep_levels_consistent() {
+        let g = BitmapGeometry::new(10_000).unwrap();
+        let s = storage(&g, 0);
+        let b = Bitmap::new(&g, &s);
+        for pos in [0, 63, 64, 4095, 4096, 9999] {
+            b.set(pos);
+            assert!(b.get(pos));
+            assert_eq!(b.check_consistent(), Ok(()));
+        }
+        assert_eq!(b.count_ones(), 6);
+        assert!(!b.try_clear(1));
+        for pos in [0, 63, 64, 4095, 4096, 9999] {
+            assert!(b.try_clear(pos));
+            assert_eq!(b.check_consistent(), Ok(()));
+        }
+        assert_eq!(b.count_ones(), 0);
+        assert_eq!(b.try_find_set(0), None);
+    }
+
+    #[test]
+    fn try_find_set_finds_the_only_bit_from_any_seed() {
+        let g = BitmapGeometry::new(300_000).unwrap();
+        let s = storage(&g, 0);
+        let b = Bitmap::new(&g, &s);
+        b.set(123_457);
+        let mut seed = 1;
+        for _ in 0..100 {
+            assert_eq!(b.try_find_set(seed), Some(123_457));
+            seed = next_seed(seed);
+        }
+    }
+
+    #[test]
+    fn rotation_spreads_finds() {
+        let g = BitmapGeometry::new(4096).unwrap();
+        let s = storage(&g, 4096);
+        let b = Bitmap::new(&g, &s);
+        let mut seen = std::collections::HashSet::new();
+        let mut seed = 99;
+        for _ in 0..200 {
+            seen.insert(b.try_find_set(seed).unwrap());
+            seed = next_seed(seed);
+        }
+        assert!(seen.len() > 100, "only {} distinct positions", seen.len());
+    }
+
+    #[test]
+    fn clear_any_empties_the_bitmap_exactly() {
+        let g = BitmapGeometry::new(5000).unwrap();
+        let s = storage(&g, 5000);
+        let b = Bitmap::new(&g, &s);
+        let mut got = std::collections::HashSet::new();
+        let mut seed = 5;
+        while let Some(pos) = b.clear_any(seed, 4) {
+            assert!(got.insert(pos), "{pos} cleared twice");
+            seed = next_seed(seed);
+        }
+        assert_eq!(got.len(), 5000);
+        assert_eq!(b.check_consistent(), Ok(()));
+        assert_eq!(b.count_ones(), 0);
+    }
+
+    #[test]
+    fn concurrent_set_clear_storm_ends_consistent() {
+        let g = BitmapGeometry::new(64 * 64 * 3).unwrap();
+        let s = storage(&g, 0);
+        let b = Bitmap::new(&g, &s);
+        // Each thread owns the positions congruent to its id modulo 8 and toggles them many
+        // times, sharing containers (and upper-level bits) with the other threads.
+        let expected: Vec<u64> = std::thread::scope(|scope| {
+            let workers: Vec<_> = (0..8u64)
+                .map(|t| {
+                    scope.spawn(move || {
+                        let mut mine: i64 = 0;
+                        for round in 0..5000u64 {
+                            let pos = (round * 8 + t) % g.bits;
+                            if b.get(pos) {
+                                b.clear(pos);
+                                mine -= 1;
+                            } else {
+                                b.set(pos);
+                                mine += 1;
+                            }
+                        }
+                        mine as u64
+                    })
+                })
+                .collect();
+            workers.into_iter().map(|w| w.join().unwrap()).collect()
+        });
+        assert_eq!(b.check_consistent(), Ok(()));
+        assert_eq!(b.count_ones(), expected.iter().sum::<u64>());
+    }
+}

@@ -1,0 +1,248 @@
+//! Blocks: a 64-byte header (allocation bitmap, iteration bitmap, type id) followed by the data
+//! segment, where the block's objects live in SOA layout (paper section 3, Alg. 6-7).
+//!
+//! The allocation bitmap always has 64 bits. A class with `N < 64` objects per block keeps bits
+//! `N..64` set for the block's whole life (its *preset* mask), so "full" is always `u64::MAX`
+//! and "empty" is always `preset`.
+
+use crate::arch::{
+    Backoff,
+    atomic::{Atomic32, Atomic64},
+    lowest_set_bits,
+};
+
+/// Bytes of the block header; the data segment starts right after it.
+pub const HEADER_BYTES: u64 = 64;
+
+/// The header at the start of every block.
+#[repr(C, align(64))]
+pub struct BlockHeader {
+    /// Bit `i` set iff slot `i` is allocated (or unusable, see [`preset_mask`]).
+    pub alloc: Atomic64,
+    /// Snapshot of `alloc` taken when a `parallel_do` enumerates the block: the objects that
+    /// existed at launch, which are the ones the launch visits.
+    pub iter: Atomic64,
+    /// Type id of the block's class while it is allocated.
+    pub type_id: Atomic32,
+}
+
+#[cfg(not(loom))]
+const _: () = assert!(core::mem::size_of::<BlockHeader>() as u64 == HEADER_BYTES);
+
+/// Bits of the allocation bitmap that never hold objects for a class with `objects` per block.
+#[inline(always)]
+pub const fn preset_mask(objects: u32) -> u64 {
+    if objects >= 64 {
+        0
+    } else {
+        !((1u64 << objects) - 1)
+    }
+}
+
+/// Slots reserved by one [`BlockHeader::reserve`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Reservation {
+    /// The reserved slots, as bits.
+    pub slots: u64,
+    /// This reservation allocated the block's last free slot: the caller must deactivate the
+    /// block (clear its bit in the active bitmap).
+    pub filled_block: bool,
+}
+
+/// What freeing one slot did to its block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Release {
+    /// The block was full: the caller must activate it again.
+    pub was_full: bool,
+    /// The block has no objects left: the caller should try to invalidate and free it.
+    pub emptied: bool,
+}
+
+impl BlockHeader {
+    /// A standalone header (tests and loom models); blocks in a heap are initialised in place.
+    pub fn new(alloc: u64, type_id: u32) -> Self {
+        BlockHeader {
+            alloc: Atomic64::new(alloc),
+            iter: Atomic64::new(0),
+            type_id: Atomic32::new(type_id),
+        }
+    }
+
+    /// Reserve up to `wanted` free slots in one atomic OR (warp-aggregated Alg. 6). Starts from a
+    /// slot rotated by `seed` to spread competing warps over the block. `None` if the block is
+    /// full (or being invalidated).
+    #[inline]
+    pub fn reserve(&self, wanted: u32, seed: u32) -> Option<Reservation> {
+        let rotation = seed & 63;
+        let mut backoff = Backoff::new();
+        loop {
+            let current = self.alloc.load();
+            if current == u64::MAX {
+                return None;
+            }
+            let free = (!current).rotate_right(rotation);
+            let chosen = lowest_set_bits(free, wanted).rotate_left(rotation);
+            let before = self.alloc.fetch_or(chosen);
+            #[cfg(loom)]
+            std::eprintln!(
+                "[{:?}] reserve: current {current:#x} chosen {chosen:#x} before {before:#x}",
+                loom::thread::current().id()
+            );
+            let slots = chosen & !before;
+            if slots != 0 {
+                let filled_block = before != u64::MAX && (before | chosen) == u64::MAX;
+                return Some(Reservation {
+                    slots,
+                    filled_block,
+                });
+            }
+            if before == u64::MAX {
+                return None;
+            }
+            // Others took exactly the slots we chose; look again.
+            backoff.snooze();
+        }
+    }
+
+    /// Free `slot`. `None` if the slot was not allocated (a double free).
+    #[inline]
+    pub fn release(&self, slot: u32, preset: u64) -> Option<Release> {
+        let mask = 1u64 << slot;
+        let before = self.alloc.fetch_and(!mask);
+        if before & mask == 0 {
+            return None;
+        }
+        Some(Release {
+            was_full: before == u64::MAX,
+            emptied: before & !mask == preset,
+        })
+    }
+
+    /// Invalidate an empty block by acquiring all its slots at once (Alg. 7), so that no one can
+    /// allocate in it while it is being freed. `true` if this thread now owns the empty block.
+    ///
+    /// If other threads had allocated in the meantime, the invalidation is rolled back; should a
+    /// thread free a slot during the rollback window (it then saw a full block and will activate
+    /// it), `deactivate` is called first so that its activation finds the bit clear.
+    #[inline]
+    pub fn invalidate(&self, preset: u64, deactivate: impl Fn()) -> bool {
+        loop {
+            let before = self.alloc.fetch_or(u64::MAX);
+            #[cfg(loom)]
+            std::eprintln!(
+                "[{:?}] invalidate: before {before:#x}",
+                loom::thread::current().id()
+            );
+            if before == preset {
+                return true;
+            }
+            if before == u64::MAX {
+                // Someone else invalidated it (or filled it) first.
+                return false;
+            }
+            // Objects were allocated after the block emptied: give back the bits we set.
+            let before_rollback = self.alloc.fetch_and(before);
+            if before_rollback != u64::MAX {
+                deactivate();
+            }
+            if before_rollback & before != preset {
+                return false;
+            }
+            // Those objects were freed again meanwhile and no one else will free the block.
+        }
+    }
+
+    /// Objects in the block now (meaningful when no operation is in flight).
+    pub fn live_objects(&self, preset: u64) -> u32 {
+        (self.alloc.load() & !preset).count_ones()
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn preset_masks() {
+        assert_eq!(preset_mask(64), 0);
+        assert_eq!(preset_mask(1), !1);
+        assert_eq!(preset_mask(12), !0xfff);
+    }
+
+    #[test]
+    fn reserve_hands_out_distinct_slots_until_full() {
+        let preset = preset_mask(12);
+        let block = BlockHeader::new(preset, 0);
+        let mut all = 0u64;
+        let mut fills = 0;
+        for seed in 0..10 {
+            match block.reserve(5, seed * 7) {
+                Some(r) => {
+                    assert_eq!(r.slots & all, 0);
+                    assert_eq!(r.slots & preset, 0);
+                    all |= r.slots;
+                    fills += r.filled_block as u32;
+                }
+                None => break,
+            }
+        }
+        assert_eq!(all, !preset);
+        assert_eq!(fills, 1);
+        assert_eq!(block.reserve(1, 0), None);
+    }
+
+    #[test]
+    fn release_reports_full_and_empty_transitions() {
+        let preset = preset_mask(2);
+        let block = BlockHeader::new(preset, 0);
+        let r = block.reserve(2, 0).unwrap();
+        assert!(r.filled_block);
+        assert_eq!(
+            block.release(0, preset),
+            Some(Release {
+                was_full: true,
+                emptied: false
+            })
+        );
+        assert_eq!(block.release(0, preset), None);
+        assert_eq!(
+            block.release(1, preset),
+            Some(Release {
+                was_full: false,
+                emptied: true
+            })
+        );
+    }
+
+    #[test]
+    fn single_object_blocks_are_full_and_empty_at_once() {
+        let preset = preset_mask(1);
+        let block = BlockHeader::new(preset, 0);
+        block.reserve(1, 0).unwrap();
+        assert_eq!(
+            block.release(0, preset),
+            Some(Release {
+                was_full: true,
+                emptied: true
+            })
+        );
+    }
+
+    #[test]
+    fn invalidate_empty_block_succeeds_once() {
+        let preset = preset_mask(40);
+        let block = BlockHeader::new(preset, 3);
+        assert!(block.invalidate(preset, || panic!("no rollback expected")));
+        assert!(!block.invalidate(preset, || panic!("no rollback expected")));
+        assert_eq!(block.reserve(1, 0), None);
+    }
+
+    #[test]
+    fn invalidate_rolls_back_when_objects_appeared() {
+        let preset = preset_mask(64);
+        let block = BlockHeader::new(preset, 0);
+        let r = block.reserve(3, 0).unwrap();
+        assert!(!block.invalidate(preset, || panic!("no concurrent free")));
+        assert_eq!(block.alloc.load(), r.slots);
+    }
+}

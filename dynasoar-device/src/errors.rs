@@ -1,0 +1,8 @@
+//! Error bits device code raises in its heap's state, for the host to report after a launch.
+
+/// An allocation found no memory; the caller got no object.
+pub const OUT_OF_MEMORY: u32 = 1 << 0;
+/// An object was freed that was not allocated (a double free).
+pub const DOUBLE_FREE: u32 = 1 << 1;
+/// A null handle was freed or used where an object is required.
+pub const NULL_HANDLE: u32 = 1 << 2;

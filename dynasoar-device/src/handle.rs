@@ -1,0 +1,121 @@
+//! 64-bit object handles (paper section 3, Figure 6).
+//!
+//! | bits  | meaning                                                            |
+//! |-------|--------------------------------------------------------------------|
+//! | 0-5   | slot in the block                                                  |
+//! | 6-47  | block address / 64 (blocks are 64-byte aligned)                    |
+//! | 48-55 | objects per block of the object's runtime class (`N_T`)            |
+//! | 56-63 | type id of the object's runtime class                              |
+//!
+//! Unlike the paper, which stores a block *index*, we store the block's address: a field's
+//! address is then `block + 64 + N_T * offset_F + slot * size_F`, with no load of the heap base.
+//! The null handle is 0 (no block lives at address 0).
+
+/// Mask of the block address bits.
+pub const BLOCK_ADDR_MASK: u64 = 0x0000_FFFF_FFFF_FFC0;
+
+/// Highest address (exclusive) a heap may occupy for its blocks to be encodable.
+pub const ADDRESS_LIMIT: u64 = 1 << 48;
+
+/// An untyped object handle.
+#[repr(transparent)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct RawHandle(pub u64);
+
+impl RawHandle {
+    pub const NULL: RawHandle = RawHandle(0);
+
+    /// The handle of `slot` in the block at `block_addr` (64-byte aligned, below 2^48).
+    #[inline(always)]
+    pub const fn new(block_addr: u64, slot: u32, objects_per_block: u32, type_id: u8) -> Self {
+        RawHandle(
+            (block_addr & BLOCK_ADDR_MASK)
+                | (slot as u64 & 63)
+                | ((objects_per_block as u64 & 0xff) << 48)
+                | ((type_id as u64) << 56),
+        )
+    }
+
+    #[inline(always)]
+    pub const fn is_null(self) -> bool {
+        self.0 == 0
+    }
+
+    #[inline(always)]
+    pub const fn slot(self) -> u32 {
+        (self.0 & 63) as u32
+    }
+
+    #[inline(always)]
+    pub const fn block_addr(self) -> u64 {
+        self.0 & BLOCK_ADDR_MASK
+    }
+
+    /// Objects per block of the object's runtime class. Encoded in 8 bits: 64 is stored as 0.
+    #[inline(always)]
+    pub const fn objects_per_block(self) -> u32 {
+        let n = ((self.0 >> 48) & 0xff) as u32;
+        if n == 0 { 64 } else { n }
+    }
+
+    #[inline(always)]
+    pub const fn type_id(self) -> u8 {
+        (self.0 >> 56) as u8
+    }
+
+    /// Address of the field at `offset` (bytes into the per-object layout) of size `size`:
+    /// its SOA array starts at `block + 64 + N_T * offset`.
+    #[inline(always)]
+    pub const fn field_addr(self, offset: u64, size: u64) -> u64 {
+        self.block_addr()
+            + crate::block::HEADER_BYTES
+            + self.objects_per_block() as u64 * offset
+            + self.slot() as u64 * size
+    }
+
+    /// The same handle with its block address moved by `delta` (host-side checks of a heap
+    /// copied from the device).
+    pub const fn rebased(self, delta: i64) -> Self {
+        if self.is_null() {
+            return self;
+        }
+        let addr = (self.block_addr() as i64 + delta) as u64;
+        RawHandle((self.0 & !BLOCK_ADDR_MASK) | (addr & BLOCK_ADDR_MASK))
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn encoding_round_trips() {
+        let h = RawHandle::new(0x7f12_3456_7840, 37, 45, 9);
+        assert_eq!(h.slot(), 37);
+        assert_eq!(h.block_addr(), 0x7f12_3456_7840);
+        assert_eq!(h.objects_per_block(), 45);
+        assert_eq!(h.type_id(), 9);
+        assert!(!h.is_null());
+        let full = RawHandle::new(0x40, 63, 64, 255);
+        assert_eq!(
+            (full.objects_per_block(), full.type_id(), full.slot()),
+            (64, 255, 63)
+        );
+        assert!(RawHandle::NULL.is_null());
+    }
+
+    #[test]
+    fn field_address_follows_the_soa_formula() {
+        let h = RawHandle::new(0x1000, 5, 32, 1);
+        // Field at offset 8 of size 4: array at block + 64 + 32 * 8, element 5.
+        assert_eq!(h.field_addr(8, 4), 0x1000 + 64 + 256 + 20);
+    }
+
+    #[test]
+    fn rebase_moves_only_the_address() {
+        let h = RawHandle::new(0x10_0000, 3, 12, 2);
+        let r = h.rebased(-0x8_0000);
+        assert_eq!(r.block_addr(), 0x8_0000);
+        assert_eq!((r.slot(), r.objects_per_block(), r.type_id()), (3, 12, 2));
+    }
+}

@@ -1,0 +1,167 @@
+//! The heap's own kernels: initialisation, enumeration of a class's blocks before a
+//! `parallel_do` (paper Alg. 5 and Figure 8), and statistics. They take the class as a
+//! parameter, so one PTX entry point of each serves every heap and class; they are exported by
+//! this crate and so land in every model crate's PTX.
+
+use dynasoar_macros::kernel;
+
+use crate::arch::{self, WarpGroup};
+use crate::bitmap::init_container;
+use crate::block::preset_mask;
+use crate::heap::{Heap, HeapHeader};
+use crate::{DevPtr, Plain};
+
+/// Parameters of [`heap_init`].
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct InitParams {
+    pub heap: DevPtr<HeapHeader>,
+}
+// SAFETY: `repr(C)` plain data.
+unsafe impl Plain for InitParams {}
+
+/// Write every bitmap container (the free bitmap full, the others empty) and the heap state.
+/// The header's config must already be in place.
+#[kernel(crate = crate, name = "dynasoar_heap_init")]
+pub fn heap_init(p: InitParams) {
+    // SAFETY: the host launches this on a heap whose config it has just written.
+    let heap = unsafe { Heap::from_ptr(p.heap.as_ptr()) };
+    let c = heap.config();
+    let total = (1 + 2 * c.num_classes as u64) * c.bitmap_stride;
+    let mut i = arch::global_thread_id() as u64;
+    let stride = arch::global_thread_count() as u64;
+    // SAFETY: the bitmaps are `total` consecutive containers; nothing else runs meanwhile.
+    let containers = unsafe {
+        core::slice::from_raw_parts(
+            c.bitmaps as usize as *const arch::atomic::Atomic64,
+            total as usize,
+        )
+    };
+    while i < total {
+        let (bitmap, index) = (i / c.bitmap_stride, i % c.bitmap_stride);
+        let value = if bitmap == 0 && index < c.geometry.containers {
+            init_container(&c.geometry, index, c.num_blocks)
+        } else {
+            0
+        };
+        containers[i as usize].store(value);
+        i += stride;
+    }
+    let threads = arch::global_thread_id() as u64;
+    if threads < c.num_classes as u64 {
+        for counter in heap.enum_counters(threads as u8) {
+            counter.store(0);
+        }
+    }
+    if threads == 0 {
+        let s = heap.state();
+        s.free_blocks.store(c.num_blocks);
+        s.errors.store(0);
+        s.failed_allocations.store(0);
+        s.initializing.store(0);
+    }
+}
+
+/// Parameters of [`heap_enumerate`].
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct EnumerateParams {
+    pub heap: DevPtr<HeapHeader>,
+    pub class: u32,
+    /// Which of the two counters this enumeration fills (the other one is reset for the next).
+    pub parity: u32,
+}
+// SAFETY: `repr(C)` plain data.
+unsafe impl Plain for EnumerateParams {}
+
+/// List the allocated blocks of `class` into its enumeration area and snapshot their
+/// allocation bitmaps into their iteration bitmaps. Threads take level-0 containers of the
+/// class's allocated bitmap and skip those whose bit one level up is clear (Alg. 5); the warp's
+/// lanes reserve room in the list with one atomic.
+#[kernel(crate = crate, name = "dynasoar_heap_enumerate")]
+pub fn heap_enumerate(p: EnumerateParams) {
+    // SAFETY: the host launches this on an initialised heap, between other kernels.
+    let heap = unsafe { Heap::from_ptr(p.heap.as_ptr()) };
+    let class = p.class as u8;
+    let allocated = heap.allocated(class);
+    let geometry = allocated.geometry();
+    let counters = heap.enum_counters(class);
+    let parity = (p.parity & 1) as usize;
+    if arch::global_thread_id() == 0 {
+        counters[1 - parity].store(0);
+    }
+    let valid = !preset_mask(heap.config().class_objects[class as usize]);
+    let list = heap.enum_list(class);
+    let stride = arch::global_thread_count() as u64;
+    let mut i = arch::global_thread_id() as u64;
+    while i < geometry.level_len[0] {
+        let skip =
+            geometry.levels > 1 && allocated.container(1, i / 64).load() & (1 << (i % 64)) == 0;
+        let bits = if skip {
+            0
+        } else {
+            allocated.container(0, i).load()
+        };
+        let group = WarpGroup::current();
+        let mut at = group.fetch_add_u32(&counters[parity], bits.count_ones());
+        let mut rest = bits;
+        while rest != 0 {
+            let index = i * 64 + rest.trailing_zeros() as u64;
+            rest &= rest - 1;
+            // SAFETY: at most `num_blocks` blocks are allocated to a class, and the list has
+            // room for `num_blocks` entries; each entry is written by one thread.
+            unsafe { list.add(at as usize).write(index as u32) };
+            let block = heap.block(index);
+            block.iter.store(block.alloc.load() & valid);
+            at += 1;
+        }
+        i += stride;
+    }
+}
+
+/// Parameters of [`heap_stats`].
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct StatsParams {
+    pub heap: DevPtr<HeapHeader>,
+    /// `2 * num_classes` zeroed counters: allocated blocks and live objects of each class.
+    pub out: DevPtr<u64>,
+}
+// SAFETY: `repr(C)` plain data.
+unsafe impl Plain for StatsParams {}
+
+/// Count the allocated blocks and live objects of every class.
+#[kernel(crate = crate, name = "dynasoar_heap_stats")]
+pub fn heap_stats(p: StatsParams) {
+    // SAFETY: the host launches this on an initialised heap, between other kernels.
+    let heap = unsafe { Heap::from_ptr(p.heap.as_ptr()) };
+    let c = heap.config();
+    let per_class = c.geometry.level_len[0];
+    let total = per_class * c.num_classes as u64;
+    let stride = arch::global_thread_count() as u64;
+    let mut i = arch::global_thread_id() as u64;
+    while i < total {
+        let class = (i / per_class) as u8;
+        let bits = heap.allocated(class).container(0, i % per_class).load();
+        if bits != 0 {
+            let preset = preset_mask(c.class_objects[class as usize]);
+            let mut objects = 0u64;
+            let mut rest = bits;
+            while rest != 0 {
+                let index = (i % per_class) * 64 + rest.trailing_zeros() as u64;
+                rest &= rest - 1;
+                objects += (heap.block(index).alloc.load() & !preset).count_ones() as u64;
+            }
+            // SAFETY: `out` holds two counters per class, updated only atomically here.
+            let out =
+                unsafe { arch::atomic::Atomic64::from_ptr(p.out.as_ptr().add(2 * class as usize)) };
+            out.fetch_add(bits.count_ones() as u64);
+            // SAFETY: as above.
+            let out = unsafe {
+                arch::atomic::Atomic64::from_ptr(p.out.as_ptr().add(2 * class as usize + 1))
+            };
+            out.fetch_add(objects);
+        }
+        i += stride;
+    }
+}

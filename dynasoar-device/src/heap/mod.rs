@@ -1,0 +1,381 @@
+//! The heap: one device allocation holding the allocator's state and all blocks.
+//!
+//! ```text
+//! [ header: config (immutable after init) | state (atomics) ]
+//! [ bitmaps: free, then allocated/active of each class; M bits each, hierarchical ]
+//! [ enumeration areas, one per class: 2 counters, then M block indices ]
+//! [ blocks: M x block_bytes, 64-byte aligned ]
+//! ```
+//!
+//! The number of blocks `M` follows from the heap size given at run time (DynaSOAr fixes it at
+//! compile time). The host computes a [`HeapPlan`], uploads its [`HeapConfig`] and runs the init
+//! kernel; device code reaches everything through a [`Heap`] view of the header.
+
+pub mod kernels;
+
+use crate::arch::atomic::{Atomic32, Atomic64};
+use crate::bitmap::{Bitmap, BitmapGeometry};
+use crate::block::BlockHeader;
+use crate::handle::ADDRESS_LIMIT;
+
+/// Classes a heap can hold.
+pub const MAX_CLASSES: usize = 64;
+
+/// Marks a valid heap header.
+pub const HEAP_MAGIC: u64 = 0x6479_6e61_736f_6172; // "dynasoar"
+
+pub use crate::errors;
+
+/// Immutable heap configuration: written by the host before the init kernel, never changed
+/// while kernels run (so plain loads of it are safe; only [`HeapState`] and the bitmaps and
+/// block headers are shared mutable state).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HeapConfig {
+    pub magic: u64,
+    /// Address of the heap (of this header).
+    pub base: u64,
+    pub total_bytes: u64,
+    pub num_blocks: u64,
+    pub block_bytes: u64,
+    /// Address of block 0.
+    pub blocks: u64,
+    /// Address of the first bitmap; bitmap `i` is `bitmap_stride` containers further.
+    pub bitmaps: u64,
+    pub bitmap_stride: u64,
+    /// Address of class 0's enumeration area; class `c`'s is `c * enum_stride` bytes further.
+    pub enumeration: u64,
+    pub enum_stride: u64,
+    pub num_classes: u32,
+    pub _reserved: u32,
+    pub geometry: BitmapGeometry,
+    /// Objects per block of each class.
+    pub class_objects: [u32; MAX_CLASSES],
+}
+
+/// Mutable heap-wide state.
+#[repr(C, align(128))]
+pub struct HeapState {
+    /// Free blocks not yet claimed: a block is claimed here before it is taken from the free
+    /// bitmap, so a search of that bitmap never comes up empty for lack of blocks.
+    pub free_blocks: Atomic64,
+    /// [`errors`] bits.
+    pub errors: Atomic32,
+    /// Failed allocations (threads that got no object).
+    pub failed_allocations: Atomic32,
+    /// Blocks claimed from the free count but not yet published as active: while any are, an
+    /// allocation that finds nothing is not out of memory yet.
+    pub initializing: Atomic32,
+}
+
+/// The host's copy of [`HeapState`] (same layout, plain integers).
+#[repr(C, align(128))]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HeapStateWords {
+    pub free_blocks: u64,
+    pub errors: u32,
+    pub failed_allocations: u32,
+    pub initializing: u32,
+}
+
+/// The heap header at the heap's start.
+#[repr(C)]
+pub struct HeapHeader {
+    pub config: HeapConfig,
+    pub state: HeapState,
+}
+
+/// Byte offset of [`HeapState`] in the heap.
+pub const STATE_OFFSET: u64 = core::mem::offset_of!(HeapHeader, state) as u64;
+
+const _: () = assert!(core::mem::size_of::<HeapState>() == core::mem::size_of::<HeapStateWords>());
+const _: () = assert!(
+    core::mem::offset_of!(HeapState, initializing)
+        == core::mem::offset_of!(HeapStateWords, initializing)
+);
+const _: () = assert!(core::mem::size_of::<HeapHeader>() <= 4096);
+
+/// Per-class enumeration area: counters of the two alternating enumerations, then the indices
+/// of the class's allocated blocks (paper's `R`, Figure 8).
+const ENUM_HEADER_BYTES: u64 = 64;
+
+/// Why a heap cannot be laid out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PlanError {
+    /// Not even one block fits.
+    TooSmall {
+        heap_bytes: u64,
+        min_bytes: u64,
+    },
+    TooManyClasses(usize),
+    /// A class has an invalid objects-per-block count.
+    BadClass {
+        class: usize,
+        objects: u32,
+    },
+    /// The heap would extend past the addresses a handle can encode.
+    AddressTooHigh(u64),
+}
+
+/// Where everything lives in a heap of a given size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HeapPlan {
+    pub config: HeapConfig,
+}
+
+const fn align_up(x: u64, a: u64) -> u64 {
+    x.div_ceil(a) * a
+}
+
+impl HeapPlan {
+    /// Lay out a heap of at most `heap_bytes` bytes at address `base` (256-byte aligned) for
+    /// classes with `class_objects[c]` objects per block and blocks of `block_bytes`.
+    pub fn new(
+        base: u64,
+        heap_bytes: u64,
+        block_bytes: u64,
+        class_objects: &[u32],
+    ) -> Result<Self, PlanError> {
+        let classes = class_objects.len();
+        if classes == 0 || classes > MAX_CLASSES {
+            return Err(PlanError::TooManyClasses(classes));
+        }
+        for (class, &objects) in class_objects.iter().enumerate() {
+            if objects == 0 || objects > 64 {
+                return Err(PlanError::BadClass { class, objects });
+            }
+        }
+        let header = align_up(core::mem::size_of::<HeapHeader>() as u64, 256);
+        let bitmaps = 1 + 2 * classes as u64;
+        // Bytes a heap of `m` blocks needs.
+        let bytes_for = |m: u64| -> Option<(u64, BitmapGeometry, u64, u64, u64)> {
+            let geometry = BitmapGeometry::new(m)?;
+            let stride = geometry.containers;
+            let bitmap_bytes = align_up(bitmaps * stride * 8, 256);
+            let enum_stride = align_up(ENUM_HEADER_BYTES + 4 * m, 256);
+            let blocks_at = align_up(header + bitmap_bytes + classes as u64 * enum_stride, 256);
+            Some((
+                blocks_at + m * block_bytes,
+                geometry,
+                stride,
+                enum_stride,
+                blocks_at,
+            ))
+        };
+        let min_bytes = bytes_for(1).map(|b| b.0).unwrap_or(u64::MAX);
+        if heap_bytes < min_bytes {
+            return Err(PlanError::TooSmall {
+                heap_bytes,
+                min_bytes,
+            });
+        }
+        // Largest m that fits: start from the estimate that ignores metadata, then step down.
+        let per_block = block_bytes + bitmaps.div_ceil(8) + 4 * classes as u64;
+        let mut m = (heap_bytes / per_block).max(1);
+        while m > 1 && bytes_for(m).is_none_or(|b| b.0 > heap_bytes) {
+            let over = bytes_for(m)
+                .map(|b| b.0.saturating_sub(heap_bytes))
+                .unwrap_or(u64::MAX);
+            m -= (over / per_block).clamp(1, m - 1);
+        }
+        let (total, geometry, stride, enum_stride, blocks_at) =
+            bytes_for(m).ok_or(PlanError::TooSmall {
+                heap_bytes,
+                min_bytes,
+            })?;
+        if base + total > ADDRESS_LIMIT {
+            return Err(PlanError::AddressTooHigh(base + total));
+        }
+        let mut objects = [0u32; MAX_CLASSES];
+        objects[..classes].copy_from_slice(class_objects);
+        let config = HeapConfig {
+            magic: HEAP_MAGIC,
+            base,
+            total_bytes: total,
+            num_blocks: m,
+            block_bytes,
+            blocks: base + blocks_at,
+            bitmaps: base + header,
+            bitmap_stride: stride,
+            enumeration: base + header + align_up(bitmaps * stride * 8, 256),
+            enum_stride,
+            num_classes: classes as u32,
+            _reserved: 0,
+            geometry,
+            class_objects: objects,
+        };
+        Ok(HeapPlan { config })
+    }
+
+    /// Number of bitmaps (free, and allocated + active per class).
+    pub fn bitmap_count(&self) -> u64 {
+        1 + 2 * self.config.num_classes as u64
+    }
+}
+
+impl HeapConfig {
+    /// The same configuration for a copy of the heap at `base`.
+    pub fn rebased(&self, base: u64) -> HeapConfig {
+        let delta = base.wrapping_sub(self.base);
+        HeapConfig {
+            base,
+            blocks: self.blocks.wrapping_add(delta),
+            bitmaps: self.bitmaps.wrapping_add(delta),
+            enumeration: self.enumeration.wrapping_add(delta),
+            ..*self
+        }
+    }
+}
+
+/// Device-side view of a heap.
+#[derive(Clone, Copy)]
+pub struct Heap<'a> {
+    header: &'a HeapHeader,
+}
+
+impl<'a> Heap<'a> {
+    /// The heap whose header is at `header`.
+    ///
+    /// # Safety
+    /// `header` must point to a heap laid out by [`HeapPlan`] and initialised by the init
+    /// kernel, valid for `'a`, whose shared state is accessed only atomically.
+    #[inline(always)]
+    pub unsafe fn from_ptr(header: *const HeapHeader) -> Self {
+        // SAFETY: guaranteed by the caller.
+        Heap {
+            header: unsafe { &*header },
+        }
+    }
+
+    #[inline(always)]
+    pub fn config(&self) -> &'a HeapConfig {
+        &self.header.config
+    }
+
+    #[inline(always)]
+    pub fn state(&self) -> &'a HeapState {
+        &self.header.state
+    }
+
+    #[inline(always)]
+    fn bitmap(&self, index: u64) -> Bitmap<'a> {
+        let c = self.config();
+        let start = c.bitmaps + index * c.bitmap_stride * 8;
+        // SAFETY: bitmap `index` lies within the heap (see `HeapPlan`), holds `bitmap_stride`
+        // containers, and is accessed only atomically.
+        let containers = unsafe {
+            core::slice::from_raw_parts(start as usize as *const Atomic64, c.bitmap_stride as usize)
+        };
+        Bitmap::new(&c.geometry, containers)
+    }
+
+    /// Blocks not allocated to any class.
+    #[inline(always)]
+    pub fn free_blocks(&self) -> Bitmap<'a> {
+        self.bitmap(0)
+    }
+
+    /// Blocks allocated to `class` (used to enumerate its objects).
+    #[inline(always)]
+    pub fn allocated(&self, class: u8) -> Bitmap<'a> {
+        self.bitmap(1 + 2 * class as u64)
+    }
+
+    /// Blocks of `class` with at least one free slot (used to allocate).
+    #[inline(always)]
+    pub fn active(&self, class: u8) -> Bitmap<'a> {
+        self.bitmap(2 + 2 * class as u64)
+    }
+
+    /// Address of block `index`.
+    #[inline(always)]
+    pub fn block_addr(&self, index: u64) -> u64 {
+        self.config().blocks + index * self.config().block_bytes
+    }
+
+    /// Header of block `index`.
+    #[inline(always)]
+    pub fn block(&self, index: u64) -> &'a BlockHeader {
+        block_at(self.block_addr(index))
+    }
+
+    /// Index of the block at `addr`, for a heap whose blocks are `block_bytes` (a constant of
+    /// the caller's class, so the division compiles to a multiplication).
+    #[inline(always)]
+    pub fn block_index(&self, addr: u64, block_bytes: u64) -> u64 {
+        (addr - self.config().blocks) / block_bytes
+    }
+
+    /// The two enumeration counters of `class`.
+    #[inline(always)]
+    pub fn enum_counters(&self, class: u8) -> &'a [Atomic32; 2] {
+        let at = self.config().enumeration + class as u64 * self.config().enum_stride;
+        // SAFETY: the enumeration area of `class` starts with two counters (see `HeapPlan`).
+        unsafe { &*(at as usize as *const [Atomic32; 2]) }
+    }
+
+    /// The block-index list of `class`'s enumeration area.
+    #[inline(always)]
+    pub fn enum_list(&self, class: u8) -> *mut u32 {
+        let at = self.config().enumeration
+            + class as u64 * self.config().enum_stride
+            + ENUM_HEADER_BYTES;
+        at as usize as *mut u32
+    }
+
+    /// Record an error for the host to report after the launch.
+    #[inline(always)]
+    pub fn raise(&self, error: u32) {
+        self.state().errors.fetch_or(error);
+    }
+}
+
+/// The header of the block at `addr`.
+#[inline(always)]
+pub fn block_at<'a>(addr: u64) -> &'a BlockHeader {
+    // SAFETY: callers pass the address of a block of a live heap (from a handle or the heap's
+    // geometry); block headers are accessed only atomically.
+    unsafe { &*(addr as usize as *const BlockHeader) }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plan_fits_the_requested_size() {
+        for heap_bytes in [64 << 10, 1 << 20, 100 << 20, 1 << 30] {
+            let plan = HeapPlan::new(0x1000_0000, heap_bytes, 576, &[64, 32, 12]).unwrap();
+            let c = plan.config;
+            assert!(c.total_bytes <= heap_bytes, "{heap_bytes}");
+            // Nearly all of it is blocks.
+            assert!(
+                c.num_blocks * c.block_bytes * 100 >= heap_bytes * 95,
+                "{heap_bytes}: {c:?}"
+            );
+            assert_eq!(c.blocks % 256, 0);
+            assert!(c.blocks + c.num_blocks * c.block_bytes <= c.base + c.total_bytes);
+            assert!(c.enumeration + 3 * c.enum_stride <= c.blocks);
+        }
+    }
+
+    #[test]
+    fn plan_rejects_bad_input() {
+        assert!(matches!(
+            HeapPlan::new(0, 100, 576, &[64]),
+            Err(PlanError::TooSmall { .. })
+        ));
+        assert!(matches!(
+            HeapPlan::new(0, 1 << 20, 576, &[]),
+            Err(PlanError::TooManyClasses(0))
+        ));
+        assert!(matches!(
+            HeapPlan::new(0, 1 << 20, 576, &[65]),
+            Err(PlanError::BadClass { .. })
+        ));
+        assert!(matches!(
+            HeapPlan::new(1 << 48, 1 << 20, 576, &[64]),
+            Err(PlanError::AddressTooHigh(_))
+        ));
+    }
+}

@@ -1,0 +1,83 @@
+//! Block geometry, computed at compile time from the sizes of a heap's classes (paper
+//! section 3, "Block Size").
+//!
+//! An object of a class is laid out like a `#[repr(C)]` struct of its fields (inherited fields
+//! first): field `F` has byte offset `offset_F`, aligned for its type, and the object has size
+//! `S`. In a block holding `N` objects, field `F`'s SOA array starts `N * offset_F` bytes into
+//! the data segment; since `offset_F` is a multiple of `F`'s alignment and the data segment is
+//! 64-byte aligned, every array is aligned, whatever `N` is. The smallest class gets 64 objects
+//! per block, which fixes the data segment at `64 * S_min` bytes; a class of size `S` gets
+//! `floor(64 * S_min / S)` objects.
+
+use crate::block::HEADER_BYTES;
+
+/// Size a class counts with: an empty class still takes one byte per object.
+pub const fn effective_size(size: usize) -> u64 {
+    if size == 0 { 1 } else { size as u64 }
+}
+
+/// The smallest class size among `sizes` (each at least 1).
+pub const fn smallest_size(sizes: &[usize]) -> u64 {
+    let mut min = u64::MAX;
+    let mut i = 0;
+    while i < sizes.len() {
+        let s = effective_size(sizes[i]);
+        if s < min {
+            min = s;
+        }
+        i += 1;
+    }
+    min
+}
+
+/// Bytes of the data segment of every block of a heap whose smallest class has `smallest` bytes.
+pub const fn data_segment_bytes(smallest: u64) -> u64 {
+    64 * smallest
+}
+
+/// Bytes of every block: header plus data segment, rounded up to 64 so blocks stay aligned.
+pub const fn block_bytes(smallest: u64) -> u64 {
+    (HEADER_BYTES + data_segment_bytes(smallest)).div_ceil(64) * 64
+}
+
+/// Objects per block of a class of `size` bytes in a heap whose smallest class has `smallest`.
+pub const fn objects_per_block(size: usize, smallest: u64) -> u32 {
+    let n = data_segment_bytes(smallest) / effective_size(size);
+    if n > 64 { 64 } else { n as u32 }
+}
+
+/// Whether a class of `size` bytes fits a heap whose smallest class has `smallest` (a class
+/// more than 64 times the smallest would get no object per block).
+pub const fn fits(size: usize, smallest: u64) -> bool {
+    effective_size(size) <= 64 * smallest
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn smallest_class_gets_64_objects() {
+        let sizes = [8usize, 16, 40, 512];
+        let s = smallest_size(&sizes);
+        assert_eq!(s, 8);
+        assert_eq!(block_bytes(s), 64 + 512);
+        assert_eq!(objects_per_block(8, s), 64);
+        assert_eq!(objects_per_block(16, s), 32);
+        assert_eq!(objects_per_block(40, s), 12);
+        assert_eq!(objects_per_block(512, s), 1);
+        assert!(fits(512, s) && !fits(513, s));
+    }
+
+    #[test]
+    fn arrays_fit_the_data_segment() {
+        for smallest in [1u64, 4, 12, 97] {
+            for size in 1..=(64 * smallest as usize) {
+                let n = objects_per_block(size, smallest) as u64;
+                assert!(n >= 1 && n * size as u64 <= data_segment_bytes(smallest));
+            }
+        }
+        assert_eq!(block_bytes(1) % 64, 0);
+        assert_eq!(objects_per_block(0, 1), 64);
+    }
+}

@@ -1,0 +1,295 @@
+//! loom models of the bitmap and block races (run with `RUSTFLAGS="--cfg loom"`; see
+//! README's "Tests"). They drive the allocator's own code through a `BlockStore` whose
+//! bitmaps and block headers are vectors of loom atomics, and explore the interleavings of
+//! 2-3 threads (bounded preemptions) under the same relaxed-plus-fences ordering as the GPU.
+#![cfg(loom)]
+
+use std::sync::Arc;
+
+use dynasoar_device::allocator::{BlockStore, ROLLBACKS, allocate_in_group, release_slot};
+use dynasoar_device::arch::WarpGroup;
+use dynasoar_device::arch::atomic::{Atomic32, Atomic64};
+use dynasoar_device::bitmap::{Bitmap, BitmapGeometry, init_container};
+use dynasoar_device::block::{BlockHeader, preset_mask};
+use dynasoar_device::{ClassSpec, RawHandle};
+use loom::thread;
+
+fn model(f: impl Fn() + Sync + Send + 'static) {
+    let mut builder = loom::model::Builder::new();
+    if builder.preemption_bound.is_none() {
+        builder.preemption_bound = Some(2);
+    }
+    builder.check(f);
+}
+
+fn containers(g: &BitmapGeometry, ones: u64) -> Vec<Atomic64> {
+    (0..g.containers)
+        .map(|i| Atomic64::new(init_container(g, i, ones)))
+        .collect()
+}
+
+/// Blocks and bitmaps in vectors. Block `i` "lives" at address `(i + 1) * 4096`.
+struct Store {
+    geometry: BitmapGeometry,
+    free: Vec<Atomic64>,
+    allocated: Vec<Vec<Atomic64>>,
+    active: Vec<Vec<Atomic64>>,
+    blocks: Vec<BlockHeader>,
+    free_count: Atomic64,
+    failed: Atomic32,
+    initializing: Atomic32,
+    errors: Atomic32,
+    objects: Vec<u32>,
+}
+
+impl Store {
+    fn new(blocks: u64, objects: &[u32]) -> Self {
+        let geometry = BitmapGeometry::new(blocks).unwrap();
+        Store {
+            free: containers(&geometry, blocks),
+            allocated: objects.iter().map(|_| containers(&geometry, 0)).collect(),
+            active: objects.iter().map(|_| containers(&geometry, 0)).collect(),
+            blocks: (0..blocks).map(|_| BlockHeader::new(0, 0)).collect(),
+            free_count: Atomic64::new(blocks),
+            failed: Atomic32::new(0),
+            initializing: Atomic32::new(0),
+            errors: Atomic32::new(0),
+            objects: objects.to_vec(),
+            geometry,
+        }
+    }
+
+    fn index_of(&self, h: RawHandle) -> u64 {
+        h.block_addr() / 4096 - 1
+    }
+
+    fn free(&self, h: RawHandle) {
+        let index = self.index_of(h);
+        release_slot(
+            self,
+            &self.blocks[index as usize],
+            index,
+            h.slot(),
+            h.type_id(),
+            preset_mask(h.objects_per_block()),
+        );
+    }
+
+    /// Invariants after all threads finished; returns live objects per class.
+    fn check(&self) -> Vec<u64> {
+        let free = self.free_blocks();
+        assert_eq!(free.check_consistent(), Ok(()));
+        let mut live = vec![0; self.objects.len()];
+        let mut free_blocks = 0;
+        for index in 0..self.geometry.bits {
+            let owners: Vec<u8> = (0..self.objects.len() as u8)
+                .filter(|&c| self.allocated(c).get(index))
+                .collect();
+            match (free.get(index), owners.as_slice()) {
+                (true, []) => free_blocks += 1,
+                (false, [c]) => {
+                    let block = &self.blocks[index as usize];
+                    assert_eq!(block.type_id.load(), *c as u32, "block {index} type");
+                    let preset = preset_mask(self.objects[*c as usize]);
+                    let alloc = block.alloc.load();
+                    assert_ne!(alloc, preset, "block {index} allocated but empty");
+                    assert_eq!(alloc & preset, preset);
+                    assert_eq!(
+                        self.active(*c).get(index),
+                        alloc != u64::MAX,
+                        "block {index} active bit"
+                    );
+                    live[*c as usize] += (alloc & !preset).count_ones() as u64;
+                }
+                other => panic!("block {index}: {other:?}"),
+            }
+        }
+        assert_eq!(self.free_count.load(), free_blocks);
+        live
+    }
+}
+
+impl BlockStore for Store {
+    fn free_blocks(&self) -> Bitmap<'_> {
+        Bitmap::new(&self.geometry, &self.free)
+    }
+    fn allocated(&self, class: u8) -> Bitmap<'_> {
+        Bitmap::new(&self.geometry, &self.allocated[class as usize])
+    }
+    fn active(&self, class: u8) -> Bitmap<'_> {
+        Bitmap::new(&self.geometry, &self.active[class as usize])
+    }
+    fn block(&self, index: u64) -> &BlockHeader {
+        &self.blocks[index as usize]
+    }
+    fn block_addr(&self, index: u64) -> u64 {
+        (index + 1) * 4096
+    }
+    fn free_count(&self) -> &Atomic64 {
+        &self.free_count
+    }
+    fn failed_allocations(&self) -> &Atomic32 {
+        &self.failed
+    }
+    fn initializing(&self) -> &Atomic32 {
+        &self.initializing
+    }
+    fn class_objects(&self, class: u8) -> u32 {
+        self.objects[class as usize]
+    }
+    fn raise(&self, error: u32) {
+        self.errors.fetch_or(error);
+    }
+}
+
+/// Class 0: two objects per block.
+struct A;
+impl ClassSpec for A {
+    const TYPE_ID: u8 = 0;
+    const OBJECTS_PER_BLOCK: u32 = 2;
+    const BLOCK_BYTES: u64 = 4096;
+    const NAME: &'static str = "A";
+}
+
+/// Class 1: two objects per block.
+struct B;
+impl ClassSpec for B {
+    const TYPE_ID: u8 = 1;
+    const OBJECTS_PER_BLOCK: u32 = 2;
+    const BLOCK_BYTES: u64 = 4096;
+    const NAME: &'static str = "B";
+}
+
+fn alloc<C: ClassSpec>(store: &Store) -> Option<RawHandle> {
+    allocate_in_group::<C, Store>(store, WarpGroup::current())
+}
+
+#[test]
+fn racing_set_and_clear_keep_container_and_nested_bit_consistent() {
+    model(|| {
+        let geometry = BitmapGeometry::new(128).unwrap();
+        let storage = Arc::new(containers(&geometry, 0));
+        // Two threads toggle bits of the same container, so both race on its bit one level
+        // up; a third works on the other container.
+        let t1 = {
+            let s = storage.clone();
+            thread::spawn(move || {
+                let b = Bitmap::new(&geometry, &s);
+                b.set(0);
+                b.clear(0);
+            })
+        };
+        let t2 = {
+            let s = storage.clone();
+            thread::spawn(move || {
+                let b = Bitmap::new(&geometry, &s);
+                b.set(1);
+                b.clear(1);
+                b.set(1);
+            })
+        };
+        let b = Bitmap::new(&geometry, &storage);
+        b.set(64);
+        assert!(b.try_clear(64));
+        t1.join().unwrap();
+        t2.join().unwrap();
+        assert_eq!(b.check_consistent(), Ok(()));
+        assert!(!b.get(0) && b.get(1) && !b.get(64));
+        assert_eq!(b.try_find_set(0), Some(1));
+    });
+}
+
+#[test]
+fn racing_reserve_free_and_invalidate_never_share_or_lose_a_slot() {
+    model(|| {
+        let store = Arc::new(Store::new(2, &[2]));
+        // One live object: its block is active (one free slot).
+        let first = alloc::<A>(&store).unwrap();
+        // T1 frees it (the block empties and is invalidated and freed, or the invalidation is
+        // rolled back because T2 got in first); T2 allocates meanwhile.
+        let t1 = {
+            let s = store.clone();
+            thread::spawn(move || s.free(first))
+        };
+        let t2 = {
+            let s = store.clone();
+            thread::spawn(move || alloc::<A>(&s))
+        };
+        t1.join().unwrap();
+        let second = t2.join().unwrap().expect("a free slot existed throughout");
+        assert_eq!(store.errors.load(), 0);
+        let live = store.check();
+        assert_eq!(live, vec![1], "exactly T2's object is live");
+        let index = store.index_of(second);
+        assert!(store.blocks[index as usize].alloc.load() & (1 << second.slot()) != 0);
+        // Freeing it leaves an empty heap.
+        store.free(second);
+        assert_eq!(store.check(), vec![0]);
+        assert_eq!(store.free_count.load(), 2);
+    });
+}
+
+#[test]
+fn two_allocators_never_get_the_same_slot() {
+    model(|| {
+        let store = Arc::new(Store::new(2, &[2]));
+        let spawn = |s: Arc<Store>| thread::spawn(move || alloc::<A>(&s).unwrap());
+        let (t1, t2) = (spawn(store.clone()), spawn(store.clone()));
+        let mine = alloc::<A>(&store).unwrap();
+        let (h1, h2) = (t1.join().unwrap(), t2.join().unwrap());
+        assert!(
+            h1 != h2 && h1 != mine && h2 != mine,
+            "{h1:?} {h2:?} {mine:?}"
+        );
+        assert_eq!(store.check(), vec![3]);
+    });
+}
+
+#[test]
+fn block_reused_for_another_class_during_allocation_is_rolled_back() {
+    ROLLBACKS.store(0, std::sync::atomic::Ordering::Relaxed);
+    model(|| {
+        // Block 0: one A object (active for A). Block 1: two B objects (full, no active B
+        // block). Block 2: free.
+        let store = Arc::new(Store::new(3, &[2, 2]));
+        let a = alloc::<A>(&store).unwrap();
+        let _b1 = alloc::<B>(&store).unwrap();
+        let _b2 = alloc::<B>(&store).unwrap();
+        // T1 allocates an A (it may find block 0 through the active bitmap). T2 frees the A
+        // object, which frees block 0, then allocates a B, which needs a new block and may
+        // re-initialise block 0 as a B block under T1's feet.
+        let t1 = {
+            let s = store.clone();
+            thread::spawn(move || alloc::<A>(&s))
+        };
+        let t2 = {
+            let s = store.clone();
+            thread::spawn(move || {
+                s.free(a);
+                alloc::<B>(&s)
+            })
+        };
+        let got_a = t1.join().unwrap();
+        let got_b = t2.join().unwrap().expect("a block was free for the B");
+        assert_eq!(got_b.type_id(), 1);
+        assert_eq!(
+            store.blocks[store.index_of(got_b) as usize].type_id.load(),
+            1
+        );
+        if let Some(h) = got_a {
+            assert_eq!(h.type_id(), 0);
+            assert_eq!(
+                store.blocks[store.index_of(h) as usize].type_id.load(),
+                0,
+                "A object in a B block"
+            );
+        }
+        let live = store.check();
+        assert_eq!(live[1], 3);
+        assert_eq!(live[0], got_a.is_some() as u64);
+    });
+    assert!(
+        ROLLBACKS.load(std::sync::atomic::Ordering::Relaxed) > 0,
+        "no explored interleaving reached the rollback"
+    );
+}

@@ -1,0 +1,490 @@
+//! The device heap from the host: layout, initialisation, enumeration launches, error
+//! reporting, statistics, and snapshots for invariant checks.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use dynasoar_device::DevPtr;
+use dynasoar_device::RawHandle;
+use dynasoar_device::block::preset_mask;
+use dynasoar_device::heap::kernels::{
+    EnumerateParams, HEAP_ENUMERATE, HEAP_INIT, HEAP_STATS, InitParams, StatsParams,
+};
+use dynasoar_device::heap::{
+    Heap, HeapConfig, HeapHeader, HeapPlan, HeapStateWords, PlanError, STATE_OFFSET, errors,
+};
+
+use crate::backend::{Buffer, Executor, Grid};
+use crate::error::{Error, KernelNames, Result};
+
+/// Threads per block of the heap's own kernels.
+const THREADS: u32 = 256;
+
+/// A class as the heap sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HeapClass {
+    pub name: &'static str,
+    pub objects_per_block: u32,
+}
+
+/// A heap in device memory, with the host's copy of its configuration.
+pub struct DeviceHeap {
+    buffer: Buffer<u8>,
+    config: HeapConfig,
+    classes: Vec<HeapClass>,
+    /// Per class: parity of the next enumeration.
+    parity: Vec<AtomicU32>,
+}
+
+impl DeviceHeap {
+    /// Allocate and initialise a heap of at most `heap_bytes` bytes with blocks of
+    /// `block_bytes` for `classes` (in type-id order).
+    pub fn new(
+        exec: &Executor,
+        heap_bytes: u64,
+        block_bytes: u64,
+        classes: &[HeapClass],
+    ) -> Result<Self> {
+        let objects: Vec<u32> = classes.iter().map(|c| c.objects_per_block).collect();
+        // Check the request before taking device memory.
+        HeapPlan::new(0, heap_bytes, block_bytes, &objects).map_err(plan_error)?;
+        let buffer = exec.alloc_zeroed::<u8>(heap_bytes as usize)?;
+        let plan = HeapPlan::new(buffer.ptr().addr(), heap_bytes, block_bytes, &objects)
+            .map_err(plan_error)?;
+        let heap = DeviceHeap {
+            buffer,
+            config: plan.config,
+            classes: classes.to_vec(),
+            parity: classes.iter().map(|_| AtomicU32::new(0)).collect(),
+        };
+        heap.reset(exec)?;
+        Ok(heap)
+    }
+
+    /// Free every object: the heap is as new.
+    pub fn reset(&self, exec: &Executor) -> Result<()> {
+        // SAFETY: `HeapConfig` is `repr(C)` plain integers.
+        let bytes = unsafe {
+            std::slice::from_raw_parts(
+                &self.config as *const HeapConfig as *const u8,
+                std::mem::size_of::<HeapConfig>(),
+            )
+        };
+        // Writing through a shared buffer: the copy is ordered before the init kernel on the
+        // executor's stream, and no kernel is using the heap now.
+        exec.write_bytes(&self.buffer, 0, bytes)?;
+        let containers = self.config.bitmap_stride * (1 + 2 * self.classes.len() as u64);
+        let grid = Grid::for_elements(containers.max(self.classes.len() as u64) as usize, THREADS);
+        exec.launch(&HEAP_INIT, grid, InitParams { heap: self.ptr() })?;
+        for p in &self.parity {
+            p.store(0, Ordering::Relaxed);
+        }
+        exec.synchronize()
+    }
+
+    /// The heap's address, for kernel parameters.
+    pub fn ptr(&self) -> DevPtr<HeapHeader> {
+        self.buffer.ptr().cast()
+    }
+
+    pub fn config(&self) -> &HeapConfig {
+        &self.config
+    }
+
+    pub fn classes(&self) -> &[HeapClass] {
+        &self.classes
+    }
+
+    /// Queue the enumeration of `class`'s blocks; returns the parity the following do-all
+    /// kernel must read.
+    pub fn enumerate(&self, exec: &Executor, class: u8) -> Result<u32> {
+        let parity = self.parity[class as usize].fetch_xor(1, Ordering::Relaxed);
+        let containers = self.config.geometry.level_len[0] as usize;
+        let grid = Grid::for_elements(containers, THREADS);
+        exec.launch(
+            &HEAP_ENUMERATE,
+            grid,
+            EnumerateParams {
+                heap: self.ptr(),
+                class: class as u32,
+                parity,
+            },
+        )?;
+        Ok(parity)
+    }
+
+    /// The heap's mutable state (waits for queued kernels).
+    pub fn state(&self, exec: &Executor) -> Result<HeapStateWords> {
+        let bytes = exec.read(
+            &self.buffer,
+            STATE_OFFSET as usize,
+            std::mem::size_of::<HeapStateWords>(),
+        )?;
+        // SAFETY: `HeapStateWords` is plain integers with the layout of `HeapState`.
+        Ok(unsafe { std::ptr::read_unaligned(bytes.as_ptr() as *const HeapStateWords) })
+    }
+
+    /// Report (and clear) errors raised by device code since the last check, naming `kernels`.
+    pub fn take_errors(&self, exec: &Executor, kernels: &[&'static str]) -> Result<()> {
+        let state = self.state(exec)?;
+        if state.errors == 0 {
+            return Ok(());
+        }
+        let cleared = HeapStateWords {
+            errors: 0,
+            failed_allocations: 0,
+            ..state
+        };
+        // SAFETY: plain integers.
+        let bytes = unsafe {
+            std::slice::from_raw_parts(
+                &cleared as *const HeapStateWords as *const u8,
+                std::mem::size_of::<HeapStateWords>(),
+            )
+        };
+        exec.write_bytes(&self.buffer, STATE_OFFSET as usize, bytes)?;
+        let kernels = KernelNames(kernels.to_vec());
+        if state.errors & errors::OUT_OF_MEMORY != 0 {
+            return Err(Error::OutOfMemory {
+                kernels,
+                failed: state.failed_allocations,
+                heap_bytes: self.config.total_bytes,
+                blocks: self.config.num_blocks,
+            });
+        }
+        if state.errors & errors::DOUBLE_FREE != 0 {
+            return Err(Error::InvalidFree {
+                kernels,
+                what: "freed an object that was not allocated (double free)",
+            });
+        }
+        Err(Error::InvalidFree {
+            kernels,
+            what: "freed or used a null handle",
+        })
+    }
+
+    /// Blocks and objects per class, and how full the heap is.
+    pub fn stats(&self, exec: &Executor) -> Result<HeapStats> {
+        let out = exec.alloc_zeroed::<u64>(2 * self.classes.len())?;
+        let containers = self.config.geometry.level_len[0] as usize * self.classes.len();
+        exec.launch(
+            &HEAP_STATS,
+            Grid::for_elements(containers, THREADS),
+            StatsParams {
+                heap: self.ptr(),
+                out: out.ptr(),
+            },
+        )?;
+        let counts = exec.read_all(&out)?;
+        let state = self.state(exec)?;
+        let classes = self
+            .classes
+            .iter()
+            .enumerate()
+            .map(|(i, c)| ClassStats {
+                name: c.name,
+                objects_per_block: c.objects_per_block,
+                blocks: counts[2 * i],
+                objects: counts[2 * i + 1],
+            })
+            .collect();
+        Ok(HeapStats {
+            num_blocks: self.config.num_blocks,
+            free_blocks: state.free_blocks,
+            block_bytes: self.config.block_bytes,
+            classes,
+        })
+    }
+
+    /// A copy of the whole heap on the host, for invariant checks (waits for queued kernels).
+    pub fn snapshot(&self, exec: &Executor) -> Result<HeapSnapshot> {
+        let bytes = exec.read(&self.buffer, 0, self.config.total_bytes as usize)?;
+        Ok(HeapSnapshot::new(&bytes, self.config, self.classes.clone()))
+    }
+}
+
+fn plan_error(e: PlanError) -> Error {
+    Error::HeapConfig(match e {
+        PlanError::TooSmall {
+            heap_bytes,
+            min_bytes,
+        } => {
+            format!(
+                "a heap of {heap_bytes} bytes holds no block; it needs at least {min_bytes} bytes"
+            )
+        }
+        PlanError::TooManyClasses(n) => format!("{n} classes; a heap holds 1 to 64"),
+        PlanError::BadClass { class, objects } => {
+            format!("class {class} has {objects} objects per block (1..=64)")
+        }
+        PlanError::AddressTooHigh(a) => {
+            format!("heap ends at {a:#x}, above the 2^48 limit of object handles")
+        }
+    })
+}
+
+/// Occupancy of one class.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClassStats {
+    pub name: &'static str,
+    pub objects_per_block: u32,
+    /// Blocks allocated to the class.
+    pub blocks: u64,
+    /// Live objects.
+    pub objects: u64,
+}
+
+impl ClassStats {
+    /// Slots of the class's blocks that hold no object, as a fraction of all its slots: the
+    /// paper's fragmentation (section 7.3).
+    pub fn fragmentation(&self) -> f64 {
+        let slots = self.blocks * self.objects_per_block as u64;
+        if slots == 0 {
+            0.0
+        } else {
+            1.0 - self.objects as f64 / slots as f64
+        }
+    }
+}
+
+/// Occupancy of a heap.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HeapStats {
+    pub num_blocks: u64,
+    pub free_blocks: u64,
+    pub block_bytes: u64,
+    pub classes: Vec<ClassStats>,
+}
+
+impl HeapStats {
+    /// Fraction of blocks in use.
+    pub fn fill(&self) -> f64 {
+        1.0 - self.free_blocks as f64 / self.num_blocks as f64
+    }
+
+    /// Unused slots of all allocated blocks over all their slots.
+    pub fn fragmentation(&self) -> f64 {
+        let slots: u64 = self
+            .classes
+            .iter()
+            .map(|c| c.blocks * c.objects_per_block as u64)
+            .sum();
+        let objects: u64 = self.classes.iter().map(|c| c.objects).sum();
+        if slots == 0 {
+            0.0
+        } else {
+            1.0 - objects as f64 / slots as f64
+        }
+    }
+}
+
+/// A host copy of a heap, checkable with the device crate's own views.
+pub struct HeapSnapshot {
+    words: Vec<u64>,
+    device_base: u64,
+    config: HeapConfig,
+    classes: Vec<HeapClass>,
+}
+
+/// What a consistent snapshot holds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SnapshotSummary {
+    pub free_blocks: u64,
+    /// Per class: allocated blocks and live objects.
+    pub classes: Vec<(u64, u64)>,
+}
+
+impl HeapSnapshot {
+    fn new(bytes: &[u8], config: HeapConfig, classes: Vec<HeapClass>) -> Self {
+        // A u64 vector is 8-aligned; the header wants 128 and device allocations are 256-byte
+        // aligned: over-allocate and offset.
+        let mut words = vec![0u64; bytes.len().div_ceil(8) + 32];
+        let start = words.as_ptr().align_offset(256);
+        let dst = &mut words[start..];
+        // SAFETY: `dst` has room for `bytes` (8 bytes per word).
+        unsafe {
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), dst.as_mut_ptr() as *mut u8, bytes.len())
+        };
+        let mut snapshot = HeapSnapshot {
+            words,
+            device_base: config.base,
+            config,
+            classes,
+        };
+        let host_config = config.rebased(snapshot.host_base());
+        // Point the copy's header at the copy, so the device views work on it.
+        // SAFETY: the copy starts with a `HeapHeader`, 64-byte aligned.
+        unsafe {
+            std::ptr::write(
+                snapshot.host_base() as usize as *mut HeapConfig,
+                host_config,
+            )
+        };
+        snapshot.config = host_config;
+        snapshot
+    }
+
+    fn host_base(&self) -> u64 {
+        let p = self.words.as_ptr();
+        p as u64 + p.align_offset(256) as u64 * 8
+    }
+
+    fn heap(&self) -> Heap<'_> {
+        // SAFETY: the copy holds a complete heap whose config points into the copy; nothing
+        // modifies it while the view is used.
+        unsafe { Heap::from_ptr(self.host_base() as usize as *const HeapHeader) }
+    }
+
+    /// Translate a device handle into this copy (and back with `to_device`).
+    pub fn to_host(&self, h: RawHandle) -> RawHandle {
+        h.rebased(self.host_base().wrapping_sub(self.device_base) as i64)
+    }
+
+    pub fn to_device(&self, h: RawHandle) -> RawHandle {
+        h.rebased(self.device_base.wrapping_sub(self.host_base()) as i64)
+    }
+
+    /// Whether `handle` (a device handle) names a live object of its class.
+    pub fn is_live(&self, handle: RawHandle) -> bool {
+        let h = self.to_host(handle);
+        let c = &self.config;
+        let addr = h.block_addr();
+        if addr < c.blocks
+            || addr >= c.blocks + c.num_blocks * c.block_bytes
+            || !(addr - c.blocks).is_multiple_of(c.block_bytes)
+        {
+            return false;
+        }
+        let index = (addr - c.blocks) / c.block_bytes;
+        let heap = self.heap();
+        let class = h.type_id();
+        (class as usize) < self.classes.len()
+            && heap.allocated(class).get(index)
+            && heap.block(index).type_id.load() == class as u32
+            && heap.block(index).alloc.load() & (1 << h.slot()) != 0
+            && h.slot() < self.classes[class as usize].objects_per_block
+    }
+
+    /// The 8-byte word at byte `offset` into the object `handle` (a device handle).
+    pub fn object_word(&self, handle: RawHandle, offset: u64) -> u64 {
+        let h = self.to_host(handle);
+        let addr = h.field_addr(offset, 8);
+        // SAFETY: the address lies in a block of the copy (callers check `is_live`).
+        unsafe { *(addr as usize as *const u64) }
+    }
+
+    /// Every live object of `class`, as device handles.
+    pub fn live_objects(&self, class: u8) -> Vec<RawHandle> {
+        let heap = self.heap();
+        let n = self.classes[class as usize].objects_per_block;
+        let mut out = Vec::new();
+        for index in 0..self.config.num_blocks {
+            if heap.allocated(class).get(index) {
+                let bits = heap.block(index).alloc.load() & !preset_mask(n);
+                for slot in 0..64 {
+                    if bits & (1 << slot) != 0 {
+                        out.push(self.to_device(RawHandle::new(
+                            heap.block_addr(index),
+                            slot,
+                            n,
+                            class,
+                        )));
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Check every invariant that holds when no kernel is running: bitmap levels consistent;
+    /// each block free or allocated to exactly one class, of that class's type; active exactly
+    /// for non-full allocated blocks; no allocated block empty; the free count equal to the free
+    /// bitmap.
+    pub fn check(&self) -> std::result::Result<SnapshotSummary, String> {
+        let heap = self.heap();
+        let free = heap.free_blocks();
+        free.check_consistent()
+            .map_err(|e| format!("free bitmap inconsistent at {e:?}"))?;
+        for (c, class) in self.classes.iter().enumerate() {
+            let c = c as u8;
+            heap.allocated(c)
+                .check_consistent()
+                .map_err(|e| format!("{}: allocated bitmap inconsistent at {e:?}", class.name))?;
+            heap.active(c)
+                .check_consistent()
+                .map_err(|e| format!("{}: active bitmap inconsistent at {e:?}", class.name))?;
+        }
+        let mut summary = SnapshotSummary {
+            free_blocks: 0,
+            classes: vec![(0, 0); self.classes.len()],
+        };
+        for index in 0..self.config.num_blocks {
+            let owners: Vec<u8> = (0..self.classes.len() as u8)
+                .filter(|&c| heap.allocated(c).get(index))
+                .collect();
+            let is_free = free.get(index);
+            match (is_free, owners.as_slice()) {
+                (true, []) => {
+                    summary.free_blocks += 1;
+                    if let Some(c) =
+                        (0..self.classes.len() as u8).find(|&c| heap.active(c).get(index))
+                    {
+                        return Err(format!("free block {index} is active for class {c}"));
+                    }
+                }
+                (false, [c]) => {
+                    let class = &self.classes[*c as usize];
+                    let block = heap.block(index);
+                    let ty = block.type_id.load();
+                    if ty != *c as u32 {
+                        return Err(format!("block {index} of {} has type id {ty}", class.name));
+                    }
+                    let preset = preset_mask(class.objects_per_block);
+                    let alloc = block.alloc.load();
+                    if alloc & preset != preset {
+                        return Err(format!(
+                            "block {index} of {} lost preset bits: {alloc:#x}",
+                            class.name
+                        ));
+                    }
+                    if alloc == preset {
+                        return Err(format!(
+                            "block {index} of {} is allocated but empty",
+                            class.name
+                        ));
+                    }
+                    let active = heap.active(*c).get(index);
+                    if active != (alloc != u64::MAX) {
+                        return Err(format!(
+                            "block {index} of {}: active = {active} with bitmap {alloc:#x}",
+                            class.name
+                        ));
+                    }
+                    for other in (0..self.classes.len() as u8).filter(|o| o != c) {
+                        if heap.active(other).get(index) {
+                            return Err(format!(
+                                "block {index} of {} is active for class {other}",
+                                class.name
+                            ));
+                        }
+                    }
+                    summary.classes[*c as usize].0 += 1;
+                    summary.classes[*c as usize].1 += (alloc & !preset).count_ones() as u64;
+                }
+                (free, owners) => {
+                    return Err(format!(
+                        "block {index}: free = {free}, allocated to classes {owners:?}"
+                    ));
+                }
+            }
+        }
+        let state_free = heap.state().free_blocks.load();
+        if state_free != summary.free_blocks {
+            return Err(format!(
+                "free-block count {state_free} but {} blocks are free",
+                summary.free_blocks
+            ));
+        }
+        Ok(summary)
+    }
+}
