@@ -96,7 +96,7 @@ impl BlockStore for Heap<'_> {
     }
     #[inline(always)]
     fn class_objects(&self, class: u8) -> u32 {
-        self.config().class_objects[class as usize]
+        Heap::class_objects(self, class)
     }
     #[inline(always)]
     fn raise(&self, error: u32) {
@@ -109,8 +109,7 @@ impl BlockStore for Heap<'_> {
 #[inline(always)]
 fn warp_seed() -> u64 {
     let w = arch::global_warp_id() as u64;
-    (w.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ arch::clock64().wrapping_mul(0xBF58_476D_1CE4_E5B9))
-        | 1
+    (w.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ arch::clock64().wrapping_mul(0xBF58_476D_1CE4_E5B9)) | 1
 }
 
 #[cfg(not(loom))]
@@ -157,23 +156,13 @@ impl Heap<'_> {
         let addr = handle.block_addr();
         let index = self.block_index(addr, block_bytes);
         let preset = preset_mask(handle.objects_per_block());
-        release_slot(
-            self,
-            block_at(addr),
-            index,
-            handle.slot(),
-            handle.type_id(),
-            preset,
-        );
+        release_slot(self, block_at(addr), index, handle.slot(), handle.type_id(), preset);
     }
 }
 
 /// Allocate one object of class `C` for each lane of `group`.
 #[inline]
-pub fn allocate_in_group<C: ClassSpec, S: BlockStore>(
-    store: &S,
-    group: WarpGroup,
-) -> Option<RawHandle> {
+pub fn allocate_in_group<C: ClassSpec, S: BlockStore>(store: &S, group: WarpGroup) -> Option<RawHandle> {
     let mut seed = warp_seed();
     let mut handed_out = 0u32;
     let mut mine = None;
@@ -192,12 +181,7 @@ pub fn allocate_in_group<C: ClassSpec, S: BlockStore>(
         let count = slots.count_ones();
         if group.rank >= handed_out && group.rank < handed_out + count {
             let slot = nth_set_bit(slots, group.rank - handed_out);
-            mine = Some(RawHandle::new(
-                block,
-                slot,
-                C::OBJECTS_PER_BLOCK,
-                C::TYPE_ID,
-            ));
+            mine = Some(RawHandle::new(block, slot, C::OBJECTS_PER_BLOCK, C::TYPE_ID));
         }
         handed_out += count;
     }
@@ -211,11 +195,7 @@ pub fn allocate_in_group<C: ClassSpec, S: BlockStore>(
 /// The leader's part of Alg. 1: reserve up to `wanted` slots in one block of class `C`.
 /// Returns the block's address and the reserved slots, or `None` when out of memory.
 #[inline]
-fn reserve_slots<C: ClassSpec, S: BlockStore>(
-    store: &S,
-    wanted: u32,
-    seed: &mut u64,
-) -> Option<(u64, u64)> {
+fn reserve_slots<C: ClassSpec, S: BlockStore>(store: &S, wanted: u32, seed: &mut u64) -> Option<(u64, u64)> {
     let active = store.active(C::TYPE_ID);
     let mut starved = 0u32;
     let mut backoff = Backoff::new();

@@ -13,6 +13,8 @@
 //! the hierarchy top-down, picking in each container the first set bit at a rotation given by a
 //! seed, so that warps with different seeds tend to pick different bits (paper section 4.2).
 
+use core::marker::PhantomData;
+
 use crate::arch::{Backoff, atomic::Atomic64, rotate_find};
 
 /// Most levels a bitmap can have: 64^6 = 2^36 bits.
@@ -68,21 +70,48 @@ impl BitmapGeometry {
     }
 }
 
+impl BitmapGeometry {
+    /// Index of the first container of `level` (`level < levels`).
+    #[inline(always)]
+    pub fn start(&self, level: u32) -> u64 {
+        debug_assert!(level < self.levels);
+        // SAFETY: `levels <= MAX_LEVELS` by construction and callers pass `level < levels`;
+        // unchecked, so the hot paths carry no bounds-check panics.
+        unsafe { *self.level_start.get_unchecked(level as usize) }
+    }
+
+    /// Number of containers of `level` (`level < levels`).
+    #[inline(always)]
+    pub fn len(&self, level: u32) -> u64 {
+        debug_assert!(level < self.levels);
+        // SAFETY: as for `start`.
+        unsafe { *self.level_len.get_unchecked(level as usize) }
+    }
+}
+
 /// A view of a hierarchical bitmap in memory shared by all threads.
 #[derive(Clone, Copy)]
 pub struct Bitmap<'a> {
     geometry: &'a BitmapGeometry,
-    containers: &'a [Atomic64],
+    containers: *const Atomic64,
+    _memory: PhantomData<&'a [Atomic64]>,
 }
 
 impl<'a> Bitmap<'a> {
     /// A bitmap over `containers` (which must hold `geometry.containers` containers).
     pub fn new(geometry: &'a BitmapGeometry, containers: &'a [Atomic64]) -> Self {
-        debug_assert!(containers.len() as u64 >= geometry.containers);
-        Bitmap {
-            geometry,
-            containers,
-        }
+        assert!(containers.len() as u64 >= geometry.containers, "bitmap storage too small");
+        Bitmap { geometry, containers: containers.as_ptr(), _memory: PhantomData }
+    }
+
+    /// A bitmap over the containers at `containers`.
+    ///
+    /// # Safety
+    /// `containers` must point to `geometry.containers` containers valid for `'a` and accessed
+    /// only atomically.
+    #[inline(always)]
+    pub unsafe fn from_raw(geometry: &'a BitmapGeometry, containers: *const Atomic64) -> Self {
+        Bitmap { geometry, containers, _memory: PhantomData }
     }
 
     pub fn geometry(&self) -> &'a BitmapGeometry {
@@ -98,13 +127,15 @@ impl<'a> Bitmap<'a> {
         self.geometry.bits == 0
     }
 
-    /// Container `index` of `level`.
+    /// Container `index` of `level` (`level < levels`, `index < len(level)`: every caller
+    /// derives both from the geometry or from a position below `bits`).
     #[inline(always)]
     pub fn container(&self, level: u32, index: u64) -> &'a Atomic64 {
-        let at = self.geometry.level_start[level as usize] + index;
-        // SAFETY-free indexing: `at` is below `containers` for valid (level, index); the slice
-        // bounds check turns a bug into a panic (a trap on the GPU) rather than a stray access.
-        &self.containers[at as usize]
+        debug_assert!(index < self.geometry.len(level), "container {index} of level {level}");
+        let at = self.geometry.start(level) + index;
+        // SAFETY: `at < containers` for a valid (level, index), see above; the storage is
+        // valid for `'a` (constructors).
+        unsafe { &*self.containers.add(at as usize) }
     }
 
     /// Whether bit `pos` is set.
@@ -221,9 +252,7 @@ impl<'a> Bitmap<'a> {
 
     /// Number of set bits (level 0 only; meaningful when no operation is in flight).
     pub fn count_ones(&self) -> u64 {
-        (0..self.geometry.level_len[0])
-            .map(|i| self.container(0, i).load().count_ones() as u64)
-            .sum()
+        (0..self.geometry.len(0)).map(|i| self.container(0, i).load().count_ones() as u64).sum()
     }
 
     /// Check that every level is consistent with the one below (after all operations finished):
@@ -252,8 +281,7 @@ impl<'a> Bitmap<'a> {
 /// The next seed of a retry (a 64-bit LCG step: cheap, and changes every 6-bit rotation field).
 #[inline(always)]
 pub fn next_seed(seed: u64) -> u64 {
-    seed.wrapping_mul(6364136223846793005)
-        .wrapping_add(1442695040888963407)
+    seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407)
 }
 
 /// Write the containers of a bitmap with bits `0..ones` set and the rest clear, consistently
@@ -287,9 +315,7 @@ mod tests {
     use std::vec::Vec;
 
     fn storage(g: &BitmapGeometry, ones: u64) -> Vec<Atomic64> {
-        (0..g.containers)
-            .map(|i| Atomic64::new(init_container(g, i, ones)))
-            .collect()
+        (0..g.containers).map(|i| Atomic64::new(init_container(g, i, ones))).collect()
     }
 
     #[test]
@@ -311,10 +337,7 @@ mod tests {
     fn init_is_consistent_for_any_fill() {
         for bits in [1, 63, 64, 65, 4096, 4097, 300_000] {
             let g = BitmapGeometry::new(bits).unwrap();
-            for ones in [0, 1, 63, 64, 65, bits / 2, bits]
-                .into_iter()
-                .filter(|&o| o <= bits)
-            {
+            for ones in [0, 1, 63, 64, 65, bits / 2, bits].into_iter().filter(|&o| o <= bits) {
                 let s = storage(&g, ones);
                 let b = Bitmap::new(&g, &s);
                 assert_eq!(b.check_consistent(), Ok(()), "bits {bits} ones {ones}");

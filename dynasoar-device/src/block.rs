@@ -32,11 +32,7 @@ const _: () = assert!(core::mem::size_of::<BlockHeader>() as u64 == HEADER_BYTES
 /// Bits of the allocation bitmap that never hold objects for a class with `objects` per block.
 #[inline(always)]
 pub const fn preset_mask(objects: u32) -> u64 {
-    if objects >= 64 {
-        0
-    } else {
-        !((1u64 << objects) - 1)
-    }
+    if objects >= 64 { 0 } else { !((1u64 << objects) - 1) }
 }
 
 /// Slots reserved by one [`BlockHeader::reserve`].
@@ -61,11 +57,7 @@ pub struct Release {
 impl BlockHeader {
     /// A standalone header (tests and loom models); blocks in a heap are initialised in place.
     pub fn new(alloc: u64, type_id: u32) -> Self {
-        BlockHeader {
-            alloc: Atomic64::new(alloc),
-            iter: Atomic64::new(0),
-            type_id: Atomic32::new(type_id),
-        }
+        BlockHeader { alloc: Atomic64::new(alloc), iter: Atomic64::new(0), type_id: Atomic32::new(type_id) }
     }
 
     /// Reserve up to `wanted` free slots in one atomic OR (warp-aggregated Alg. 6). Starts from a
@@ -91,10 +83,7 @@ impl BlockHeader {
             let slots = chosen & !before;
             if slots != 0 {
                 let filled_block = before != u64::MAX && (before | chosen) == u64::MAX;
-                return Some(Reservation {
-                    slots,
-                    filled_block,
-                });
+                return Some(Reservation { slots, filled_block });
             }
             if before == u64::MAX {
                 return None;
@@ -112,10 +101,7 @@ impl BlockHeader {
         if before & mask == 0 {
             return None;
         }
-        Some(Release {
-            was_full: before == u64::MAX,
-            emptied: before & !mask == preset,
-        })
+        Some(Release { was_full: before == u64::MAX, emptied: before & !mask == preset })
     }
 
     /// Invalidate an empty block by acquiring all its slots at once (Alg. 7), so that no one can
@@ -129,10 +115,7 @@ impl BlockHeader {
         loop {
             let before = self.alloc.fetch_or(u64::MAX);
             #[cfg(loom)]
-            std::eprintln!(
-                "[{:?}] invalidate: before {before:#x}",
-                loom::thread::current().id()
-            );
+            std::eprintln!("[{:?}] invalidate: before {before:#x}", loom::thread::current().id());
             if before == preset {
                 return true;
             }
@@ -197,21 +180,9 @@ mod tests {
         let block = BlockHeader::new(preset, 0);
         let r = block.reserve(2, 0).unwrap();
         assert!(r.filled_block);
-        assert_eq!(
-            block.release(0, preset),
-            Some(Release {
-                was_full: true,
-                emptied: false
-            })
-        );
+        assert_eq!(block.release(0, preset), Some(Release { was_full: true, emptied: false }));
         assert_eq!(block.release(0, preset), None);
-        assert_eq!(
-            block.release(1, preset),
-            Some(Release {
-                was_full: false,
-                emptied: true
-            })
-        );
+        assert_eq!(block.release(1, preset), Some(Release { was_full: false, emptied: true }));
     }
 
     #[test]
@@ -219,13 +190,7 @@ mod tests {
         let preset = preset_mask(1);
         let block = BlockHeader::new(preset, 0);
         block.reserve(1, 0).unwrap();
-        assert_eq!(
-            block.release(0, preset),
-            Some(Release {
-                was_full: true,
-                emptied: true
-            })
-        );
+        assert_eq!(block.release(0, preset), Some(Release { was_full: true, emptied: true }));
     }
 
     #[test]

@@ -97,10 +97,7 @@ mod tests {
         assert_eq!(h.type_id(), 9);
         assert!(!h.is_null());
         let full = RawHandle::new(0x40, 63, 64, 255);
-        assert_eq!(
-            (full.objects_per_block(), full.type_id(), full.slot()),
-            (64, 255, 63)
-        );
+        assert_eq!((full.objects_per_block(), full.type_id(), full.slot()), (64, 255, 63));
         assert!(RawHandle::NULL.is_null());
     }
 

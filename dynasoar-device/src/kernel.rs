@@ -57,18 +57,12 @@ pub struct DevPtr<T> {
 impl<T> DevPtr<T> {
     /// The null device pointer.
     pub const fn null() -> Self {
-        DevPtr {
-            addr: 0,
-            _marker: PhantomData,
-        }
+        DevPtr { addr: 0, _marker: PhantomData }
     }
 
     /// A device pointer from a raw address.
     pub const fn from_addr(addr: u64) -> Self {
-        DevPtr {
-            addr,
-            _marker: PhantomData,
-        }
+        DevPtr { addr, _marker: PhantomData }
     }
 
     pub const fn addr(self) -> u64 {

@@ -27,24 +27,7 @@ macro_rules! plain {
         unsafe impl Plain for $t {}
     )* };
 }
-plain!(
-    u8,
-    u16,
-    u32,
-    u64,
-    u128,
-    usize,
-    i8,
-    i16,
-    i32,
-    i64,
-    i128,
-    isize,
-    f32,
-    f64,
-    bool,
-    ()
-);
+plain!(u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize, f32, f64, bool, ());
 
 // SAFETY: an array of plain data is plain data.
 unsafe impl<T: Plain, const N: usize> Plain for [T; N] {}

@@ -23,9 +23,7 @@ fn model(f: impl Fn() + Sync + Send + 'static) {
 }
 
 fn containers(g: &BitmapGeometry, ones: u64) -> Vec<Atomic64> {
-    (0..g.containers)
-        .map(|i| Atomic64::new(init_container(g, i, ones)))
-        .collect()
+    (0..g.containers).map(|i| Atomic64::new(init_container(g, i, ones))).collect()
 }
 
 /// Blocks and bitmaps in vectors. Block `i` "lives" at address `(i + 1) * 4096`.
@@ -82,9 +80,8 @@ impl Store {
         let mut live = vec![0; self.objects.len()];
         let mut free_blocks = 0;
         for index in 0..self.geometry.bits {
-            let owners: Vec<u8> = (0..self.objects.len() as u8)
-                .filter(|&c| self.allocated(c).get(index))
-                .collect();
+            let owners: Vec<u8> =
+                (0..self.objects.len() as u8).filter(|&c| self.allocated(c).get(index)).collect();
             match (free.get(index), owners.as_slice()) {
                 (true, []) => free_blocks += 1,
                 (false, [c]) => {
@@ -94,11 +91,7 @@ impl Store {
                     let alloc = block.alloc.load();
                     assert_ne!(alloc, preset, "block {index} allocated but empty");
                     assert_eq!(alloc & preset, preset);
-                    assert_eq!(
-                        self.active(*c).get(index),
-                        alloc != u64::MAX,
-                        "block {index} active bit"
-                    );
+                    assert_eq!(self.active(*c).get(index), alloc != u64::MAX, "block {index} active bit");
                     live[*c as usize] += (alloc & !preset).count_ones() as u64;
                 }
                 other => panic!("block {index}: {other:?}"),
@@ -237,10 +230,7 @@ fn two_allocators_never_get_the_same_slot() {
         let (t1, t2) = (spawn(store.clone()), spawn(store.clone()));
         let mine = alloc::<A>(&store).unwrap();
         let (h1, h2) = (t1.join().unwrap(), t2.join().unwrap());
-        assert!(
-            h1 != h2 && h1 != mine && h2 != mine,
-            "{h1:?} {h2:?} {mine:?}"
-        );
+        assert!(h1 != h2 && h1 != mine && h2 != mine, "{h1:?} {h2:?} {mine:?}");
         assert_eq!(store.check(), vec![3]);
     });
 }
@@ -272,17 +262,10 @@ fn block_reused_for_another_class_during_allocation_is_rolled_back() {
         let got_a = t1.join().unwrap();
         let got_b = t2.join().unwrap().expect("a block was free for the B");
         assert_eq!(got_b.type_id(), 1);
-        assert_eq!(
-            store.blocks[store.index_of(got_b) as usize].type_id.load(),
-            1
-        );
+        assert_eq!(store.blocks[store.index_of(got_b) as usize].type_id.load(), 1);
         if let Some(h) = got_a {
             assert_eq!(h.type_id(), 0);
-            assert_eq!(
-                store.blocks[store.index_of(h) as usize].type_id.load(),
-                0,
-                "A object in a B block"
-            );
+            assert_eq!(store.blocks[store.index_of(h) as usize].type_id.load(), 0, "A object in a B block");
         }
         let live = store.check();
         assert_eq!(live[1], 3);

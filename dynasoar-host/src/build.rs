@@ -79,11 +79,7 @@ impl fmt::Display for BuildError {
                 write!(f, "the device (PTX) build failed:\n{output}")
             }
             BuildError::MissingOutput(p) => {
-                write!(
-                    f,
-                    "the device build finished but wrote no PTX at {}",
-                    p.display()
-                )
+                write!(f, "the device build finished but wrote no PTX at {}", p.display())
             }
             BuildError::Io(what, e) => write!(f, "{what}: {e}"),
         }
@@ -126,13 +122,7 @@ impl PtxBuilder {
         } else {
             dir.to_path_buf()
         };
-        PtxBuilder {
-            crate_dir: dir,
-            arch: None,
-            features: Vec::new(),
-            target_dir: None,
-            quiet: false,
-        }
+        PtxBuilder { crate_dir: dir, arch: None, features: Vec::new(), target_dir: None, quiet: false }
     }
 
     /// Compile for this GPU architecture (`sm_XY`); overrides `DYNASOAR_GPU_ARCH`.
@@ -172,10 +162,7 @@ impl PtxBuilder {
             (None, Ok(v)) if !v.trim().is_empty() => (v.trim().to_string(), "DYNASOAR_GPU_ARCH"),
             _ => (DEFAULT_GPU_ARCH.to_string(), "the default"),
         };
-        validate_arch(&value).map_err(|()| BuildError::BadArch {
-            value: value.clone(),
-            source,
-        })?;
+        validate_arch(&value).map_err(|()| BuildError::BadArch { value: value.clone(), source })?;
         Ok(value)
     }
 
@@ -187,23 +174,13 @@ impl PtxBuilder {
 
         let manifest = self.crate_dir.join("Cargo.toml");
         let crate_name = read_package_name(&manifest)?;
-        let target_dir = self
-            .target_dir
-            .clone()
-            .unwrap_or_else(|| default_target_dir(&crate_name));
+        let target_dir = self.target_dir.clone().unwrap_or_else(|| default_target_dir(&crate_name));
 
         let mut cmd = clean_command("rustup");
         cmd.args(["run", DEVICE_TOOLCHAIN, "cargo", "rustc"])
             .arg("--manifest-path")
             .arg(&manifest)
-            .args([
-                "--release",
-                "--target",
-                TARGET,
-                "-Zbuild-std=core",
-                "--crate-type",
-                "cdylib",
-            ])
+            .args(["--release", "--target", TARGET, "-Zbuild-std=core", "--crate-type", "cdylib"])
             .arg("--target-dir")
             .arg(&target_dir)
             // The overrides touch only this nested build's profile, never the host's.
@@ -223,9 +200,7 @@ impl PtxBuilder {
 
         let output = run(&mut cmd).map_err(BuildError::NoRustup)?;
         if !output.status.success() {
-            return Err(BuildError::CompileFailed {
-                output: combined(&output),
-            });
+            return Err(BuildError::CompileFailed { output: combined(&output) });
         }
 
         let deps = target_dir.join(TARGET).join("release").join("deps");
@@ -247,17 +222,11 @@ impl PtxBuilder {
     pub fn build_or_exit(&self, file_name: &str) -> PathBuf {
         let result = self.build().and_then(|out| {
             let out_dir = env::var_os("OUT_DIR").map(PathBuf::from).ok_or_else(|| {
-                BuildError::Io(
-                    "OUT_DIR is not set".into(),
-                    std::io::ErrorKind::NotFound.into(),
-                )
+                BuildError::Io("OUT_DIR is not set".into(), std::io::ErrorKind::NotFound.into())
             })?;
             let dest = out_dir.join(file_name);
             std::fs::copy(&out.ptx, &dest).map_err(|e| {
-                BuildError::Io(
-                    format!("copying {} to {}", out.ptx.display(), dest.display()),
-                    e,
-                )
+                BuildError::Io(format!("copying {} to {}", out.ptx.display(), dest.display()), e)
             })?;
             Ok(dest)
         });
@@ -335,36 +304,21 @@ fn combined(output: &Output) -> String {
 
 /// Make sure the pinned nightly and its `rust-src` are installed, installing them if not.
 fn ensure_toolchain(warn: impl Fn(&str)) -> Result<(), BuildError> {
-    let sysroot =
-        run(clean_command("rustup").args(["run", DEVICE_TOOLCHAIN, "rustc", "--print", "sysroot"]))
-            .map_err(BuildError::NoRustup)?;
+    let sysroot = run(clean_command("rustup").args(["run", DEVICE_TOOLCHAIN, "rustc", "--print", "sysroot"]))
+        .map_err(BuildError::NoRustup)?;
     let have_src = sysroot.status.success() && {
         let root = PathBuf::from(String::from_utf8_lossy(&sysroot.stdout).trim());
-        root.join("lib/rustlib/src/rust/library/core/Cargo.toml")
-            .is_file()
+        root.join("lib/rustlib/src/rust/library/core/Cargo.toml").is_file()
     };
     if have_src {
         return Ok(());
     }
-    let args = [
-        "toolchain",
-        "install",
-        DEVICE_TOOLCHAIN,
-        "--profile",
-        "minimal",
-        "--component",
-        "rust-src",
-    ];
+    let args = ["toolchain", "install", DEVICE_TOOLCHAIN, "--profile", "minimal", "--component", "rust-src"];
     let command = format!("rustup {}", args.join(" "));
-    warn(&format!(
-        "dynasoar: installing the device toolchain for the PTX build: {command}"
-    ));
+    warn(&format!("dynasoar: installing the device toolchain for the PTX build: {command}"));
     let out = run(clean_command("rustup").args(args)).map_err(BuildError::NoRustup)?;
     if !out.status.success() {
-        return Err(BuildError::InstallFailed {
-            command,
-            output: combined(&out),
-        });
+        return Err(BuildError::InstallFailed { command, output: combined(&out) });
     }
     Ok(())
 }
@@ -419,11 +373,7 @@ fn read_dep_info(deps: &Path, crate_dir: &Path) -> Vec<PathBuf> {
         if path.extension().is_some_and(|e| e == "d")
             && let Ok(text) = std::fs::read_to_string(&path)
         {
-            out.extend(
-                parse_dep_info(&text)
-                    .into_iter()
-                    .filter_map(|p| resolve(&p, crate_dir)),
-            );
+            out.extend(parse_dep_info(&text).into_iter().filter_map(|p| resolve(&p, crate_dir)));
         }
     }
     out.retain(|p| {
@@ -471,10 +421,7 @@ fn resolve(path: &Path, crate_dir: &Path) -> Option<PathBuf> {
     if path.is_absolute() {
         return path.is_file().then(|| path.to_path_buf());
     }
-    crate_dir
-        .ancestors()
-        .map(|a| a.join(path))
-        .find(|p| p.is_file())
+    crate_dir.ancestors().map(|a| a.join(path)).find(|p| p.is_file())
 }
 
 #[cfg(test)]
@@ -483,39 +430,19 @@ mod tests {
 
     #[test]
     fn arch_strings_are_validated() {
-        for ok in [
-            "sm_70", "sm_75", "sm_80", "sm_86", "sm_90", "sm_90a", "sm_100", "sm_120a",
-        ] {
+        for ok in ["sm_70", "sm_75", "sm_80", "sm_86", "sm_90", "sm_90a", "sm_100", "sm_120a"] {
             assert!(validate_arch(ok).is_ok(), "{ok}");
         }
-        for bad in [
-            "",
-            "sm70",
-            "sm_",
-            "sm_60",
-            "compute_90",
-            "sm_9",
-            "sm_90b",
-            "SM_90",
-            "sm_1000",
-            "sm_x0",
-        ] {
+        for bad in ["", "sm70", "sm_", "sm_60", "compute_90", "sm_9", "sm_90b", "SM_90", "sm_1000", "sm_x0"] {
             assert!(validate_arch(bad).is_err(), "{bad}");
         }
     }
 
     #[test]
     fn bad_arch_error_names_the_accepted_form() {
-        let err = PtxBuilder::new(".")
-            .arch("ampere")
-            .quiet()
-            .resolve_arch()
-            .unwrap_err();
+        let err = PtxBuilder::new(".").arch("ampere").quiet().resolve_arch().unwrap_err();
         let msg = err.to_string();
-        assert!(
-            msg.contains("`ampere`") && msg.contains("sm_XY") && msg.contains("sm_90"),
-            "{msg}"
-        );
+        assert!(msg.contains("`ampere`") && msg.contains("sm_XY") && msg.contains("sm_90"), "{msg}");
     }
 
     #[test]
@@ -535,10 +462,7 @@ mod tests {
         .unwrap();
         std::fs::write(deps.join("other.txt"), "x: y").unwrap();
         let got = read_dep_info(&deps, &krate);
-        assert_eq!(
-            got,
-            vec![dir.join("ws/dev ice/src/a.rs"), krate.join("src/lib.rs")]
-        );
+        assert_eq!(got, vec![dir.join("ws/dev ice/src/a.rs"), krate.join("src/lib.rs")]);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -44,20 +44,14 @@ pub enum Error {
     /// A kernel could not be launched, or failed while running (a trap, a fault, a device-side
     /// panic).
     #[error("kernel {kernels} failed: {message}")]
-    KernelFailed {
-        kernels: KernelNames,
-        message: String,
-    },
+    KernelFailed { kernels: KernelNames, message: String },
 
     /// An earlier kernel failure left the device context unusable.
     #[error(
         "the device context is unusable since kernel {kernels} failed ({message}); create a new \
          Executor/Runtime in a new process"
     )]
-    ContextUnusable {
-        kernels: KernelNames,
-        message: String,
-    },
+    ContextUnusable { kernels: KernelNames, message: String },
 
     /// A buffer or launch argument is out of range.
     #[error("invalid argument: {0}")]
@@ -72,19 +66,11 @@ pub enum Error {
     #[error(
         "the device heap ran out of memory in kernel {kernels}: {failed} allocation(s) got no          object (heap of {heap_bytes} bytes, {blocks} blocks); give the runtime a larger heap"
     )]
-    OutOfMemory {
-        kernels: KernelNames,
-        failed: u32,
-        heap_bytes: u64,
-        blocks: u64,
-    },
+    OutOfMemory { kernels: KernelNames, failed: u32, heap_bytes: u64, blocks: u64 },
 
     /// Device code freed an object that was not allocated, or used a null handle.
     #[error("kernel {kernels} {what}")]
-    InvalidFree {
-        kernels: KernelNames,
-        what: &'static str,
-    },
+    InvalidFree { kernels: KernelNames, what: &'static str },
 }
 
 /// The kernel(s) that may have caused a failure: the one launched, or, when launches are not
@@ -117,9 +103,6 @@ impl fmt::Display for KernelNames {
 
 impl Error {
     pub(crate) fn driver(action: impl Into<String>, err: impl fmt::Display) -> Self {
-        Error::Driver {
-            action: action.into(),
-            message: err.to_string(),
-        }
+        Error::Driver { action: action.into(), message: err.to_string() }
     }
 }

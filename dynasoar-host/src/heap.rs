@@ -38,18 +38,13 @@ pub struct DeviceHeap {
 impl DeviceHeap {
     /// Allocate and initialise a heap of at most `heap_bytes` bytes with blocks of
     /// `block_bytes` for `classes` (in type-id order).
-    pub fn new(
-        exec: &Executor,
-        heap_bytes: u64,
-        block_bytes: u64,
-        classes: &[HeapClass],
-    ) -> Result<Self> {
+    pub fn new(exec: &Executor, heap_bytes: u64, block_bytes: u64, classes: &[HeapClass]) -> Result<Self> {
         let objects: Vec<u32> = classes.iter().map(|c| c.objects_per_block).collect();
         // Check the request before taking device memory.
         HeapPlan::new(0, heap_bytes, block_bytes, &objects).map_err(plan_error)?;
         let buffer = exec.alloc_zeroed::<u8>(heap_bytes as usize)?;
-        let plan = HeapPlan::new(buffer.ptr().addr(), heap_bytes, block_bytes, &objects)
-            .map_err(plan_error)?;
+        let plan =
+            HeapPlan::new(buffer.ptr().addr(), heap_bytes, block_bytes, &objects).map_err(plan_error)?;
         let heap = DeviceHeap {
             buffer,
             config: plan.config,
@@ -103,22 +98,14 @@ impl DeviceHeap {
         exec.launch(
             &HEAP_ENUMERATE,
             grid,
-            EnumerateParams {
-                heap: self.ptr(),
-                class: class as u32,
-                parity,
-            },
+            EnumerateParams { heap: self.ptr(), class: class as u32, parity },
         )?;
         Ok(parity)
     }
 
     /// The heap's mutable state (waits for queued kernels).
     pub fn state(&self, exec: &Executor) -> Result<HeapStateWords> {
-        let bytes = exec.read(
-            &self.buffer,
-            STATE_OFFSET as usize,
-            std::mem::size_of::<HeapStateWords>(),
-        )?;
+        let bytes = exec.read(&self.buffer, STATE_OFFSET as usize, std::mem::size_of::<HeapStateWords>())?;
         // SAFETY: `HeapStateWords` is plain integers with the layout of `HeapState`.
         Ok(unsafe { std::ptr::read_unaligned(bytes.as_ptr() as *const HeapStateWords) })
     }
@@ -129,11 +116,7 @@ impl DeviceHeap {
         if state.errors == 0 {
             return Ok(());
         }
-        let cleared = HeapStateWords {
-            errors: 0,
-            failed_allocations: 0,
-            ..state
-        };
+        let cleared = HeapStateWords { errors: 0, failed_allocations: 0, ..state };
         // SAFETY: plain integers.
         let bytes = unsafe {
             std::slice::from_raw_parts(
@@ -157,10 +140,7 @@ impl DeviceHeap {
                 what: "freed an object that was not allocated (double free)",
             });
         }
-        Err(Error::InvalidFree {
-            kernels,
-            what: "freed or used a null handle",
-        })
+        Err(Error::InvalidFree { kernels, what: "freed or used a null handle" })
     }
 
     /// Blocks and objects per class, and how full the heap is.
@@ -170,10 +150,7 @@ impl DeviceHeap {
         exec.launch(
             &HEAP_STATS,
             Grid::for_elements(containers, THREADS),
-            StatsParams {
-                heap: self.ptr(),
-                out: out.ptr(),
-            },
+            StatsParams { heap: self.ptr(), out: out.ptr() },
         )?;
         let counts = exec.read_all(&out)?;
         let state = self.state(exec)?;
@@ -205,13 +182,8 @@ impl DeviceHeap {
 
 fn plan_error(e: PlanError) -> Error {
     Error::HeapConfig(match e {
-        PlanError::TooSmall {
-            heap_bytes,
-            min_bytes,
-        } => {
-            format!(
-                "a heap of {heap_bytes} bytes holds no block; it needs at least {min_bytes} bytes"
-            )
+        PlanError::TooSmall { heap_bytes, min_bytes } => {
+            format!("a heap of {heap_bytes} bytes holds no block; it needs at least {min_bytes} bytes")
         }
         PlanError::TooManyClasses(n) => format!("{n} classes; a heap holds 1 to 64"),
         PlanError::BadClass { class, objects } => {
@@ -239,11 +211,7 @@ impl ClassStats {
     /// paper's fragmentation (section 7.3).
     pub fn fragmentation(&self) -> f64 {
         let slots = self.blocks * self.objects_per_block as u64;
-        if slots == 0 {
-            0.0
-        } else {
-            1.0 - self.objects as f64 / slots as f64
-        }
+        if slots == 0 { 0.0 } else { 1.0 - self.objects as f64 / slots as f64 }
     }
 }
 
@@ -264,17 +232,9 @@ impl HeapStats {
 
     /// Unused slots of all allocated blocks over all their slots.
     pub fn fragmentation(&self) -> f64 {
-        let slots: u64 = self
-            .classes
-            .iter()
-            .map(|c| c.blocks * c.objects_per_block as u64)
-            .sum();
+        let slots: u64 = self.classes.iter().map(|c| c.blocks * c.objects_per_block as u64).sum();
         let objects: u64 = self.classes.iter().map(|c| c.objects).sum();
-        if slots == 0 {
-            0.0
-        } else {
-            1.0 - objects as f64 / slots as f64
-        }
+        if slots == 0 { 0.0 } else { 1.0 - objects as f64 / slots as f64 }
     }
 }
 
@@ -302,24 +262,12 @@ impl HeapSnapshot {
         let start = words.as_ptr().align_offset(256);
         let dst = &mut words[start..];
         // SAFETY: `dst` has room for `bytes` (8 bytes per word).
-        unsafe {
-            std::ptr::copy_nonoverlapping(bytes.as_ptr(), dst.as_mut_ptr() as *mut u8, bytes.len())
-        };
-        let mut snapshot = HeapSnapshot {
-            words,
-            device_base: config.base,
-            config,
-            classes,
-        };
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), dst.as_mut_ptr() as *mut u8, bytes.len()) };
+        let mut snapshot = HeapSnapshot { words, device_base: config.base, config, classes };
         let host_config = config.rebased(snapshot.host_base());
         // Point the copy's header at the copy, so the device views work on it.
         // SAFETY: the copy starts with a `HeapHeader`, 64-byte aligned.
-        unsafe {
-            std::ptr::write(
-                snapshot.host_base() as usize as *mut HeapConfig,
-                host_config,
-            )
-        };
+        unsafe { std::ptr::write(snapshot.host_base() as usize as *mut HeapConfig, host_config) };
         snapshot.config = host_config;
         snapshot
     }
@@ -383,12 +331,7 @@ impl HeapSnapshot {
                 let bits = heap.block(index).alloc.load() & !preset_mask(n);
                 for slot in 0..64 {
                     if bits & (1 << slot) != 0 {
-                        out.push(self.to_device(RawHandle::new(
-                            heap.block_addr(index),
-                            slot,
-                            n,
-                            class,
-                        )));
+                        out.push(self.to_device(RawHandle::new(heap.block_addr(index), slot, n, class)));
                     }
                 }
             }
@@ -403,8 +346,7 @@ impl HeapSnapshot {
     pub fn check(&self) -> std::result::Result<SnapshotSummary, String> {
         let heap = self.heap();
         let free = heap.free_blocks();
-        free.check_consistent()
-            .map_err(|e| format!("free bitmap inconsistent at {e:?}"))?;
+        free.check_consistent().map_err(|e| format!("free bitmap inconsistent at {e:?}"))?;
         for (c, class) in self.classes.iter().enumerate() {
             let c = c as u8;
             heap.allocated(c)
@@ -414,21 +356,15 @@ impl HeapSnapshot {
                 .check_consistent()
                 .map_err(|e| format!("{}: active bitmap inconsistent at {e:?}", class.name))?;
         }
-        let mut summary = SnapshotSummary {
-            free_blocks: 0,
-            classes: vec![(0, 0); self.classes.len()],
-        };
+        let mut summary = SnapshotSummary { free_blocks: 0, classes: vec![(0, 0); self.classes.len()] };
         for index in 0..self.config.num_blocks {
-            let owners: Vec<u8> = (0..self.classes.len() as u8)
-                .filter(|&c| heap.allocated(c).get(index))
-                .collect();
+            let owners: Vec<u8> =
+                (0..self.classes.len() as u8).filter(|&c| heap.allocated(c).get(index)).collect();
             let is_free = free.get(index);
             match (is_free, owners.as_slice()) {
                 (true, []) => {
                     summary.free_blocks += 1;
-                    if let Some(c) =
-                        (0..self.classes.len() as u8).find(|&c| heap.active(c).get(index))
-                    {
+                    if let Some(c) = (0..self.classes.len() as u8).find(|&c| heap.active(c).get(index)) {
                         return Err(format!("free block {index} is active for class {c}"));
                     }
                 }
@@ -442,16 +378,10 @@ impl HeapSnapshot {
                     let preset = preset_mask(class.objects_per_block);
                     let alloc = block.alloc.load();
                     if alloc & preset != preset {
-                        return Err(format!(
-                            "block {index} of {} lost preset bits: {alloc:#x}",
-                            class.name
-                        ));
+                        return Err(format!("block {index} of {} lost preset bits: {alloc:#x}", class.name));
                     }
                     if alloc == preset {
-                        return Err(format!(
-                            "block {index} of {} is allocated but empty",
-                            class.name
-                        ));
+                        return Err(format!("block {index} of {} is allocated but empty", class.name));
                     }
                     let active = heap.active(*c).get(index);
                     if active != (alloc != u64::MAX) {
@@ -472,18 +402,13 @@ impl HeapSnapshot {
                     summary.classes[*c as usize].1 += (alloc & !preset).count_ones() as u64;
                 }
                 (free, owners) => {
-                    return Err(format!(
-                        "block {index}: free = {free}, allocated to classes {owners:?}"
-                    ));
+                    return Err(format!("block {index}: free = {free}, allocated to classes {owners:?}"));
                 }
             }
         }
         let state_free = heap.state().free_blocks.load();
         if state_free != summary.free_blocks {
-            return Err(format!(
-                "free-block count {state_free} but {} blocks are free",
-                summary.free_blocks
-            ));
+            return Err(format!("free-block count {state_free} but {} blocks are free", summary.free_blocks));
         }
         Ok(summary)
     }

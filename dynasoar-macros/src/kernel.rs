@@ -15,10 +15,7 @@ struct KernelArgs {
 
 impl KernelArgs {
     fn parse(args: TokenStream) -> syn::Result<Self> {
-        let mut out = KernelArgs {
-            krate: syn::parse_quote!(::dynasoar::__private),
-            name: None,
-        };
+        let mut out = KernelArgs { krate: syn::parse_quote!(::dynasoar::__private), name: None };
         let parser = syn::meta::parser(|meta| {
             if meta.path.is_ident("crate") {
                 out.krate = meta.value()?.parse()?;
@@ -46,16 +43,10 @@ pub fn expand(args: TokenStream, input: TokenStream) -> syn::Result<TokenStream>
         ));
     }
     if sig.asyncness.is_some() || sig.constness.is_some() || sig.unsafety.is_some() {
-        return Err(syn::Error::new(
-            sig.fn_token.span(),
-            "a kernel is a plain, safe `fn`",
-        ));
+        return Err(syn::Error::new(sig.fn_token.span(), "a kernel is a plain, safe `fn`"));
     }
     if !matches!(sig.output, ReturnType::Default) {
-        return Err(syn::Error::new(
-            sig.output.span(),
-            "a kernel returns nothing",
-        ));
+        return Err(syn::Error::new(sig.output.span(), "a kernel returns nothing"));
     }
     let param_ty = match (sig.inputs.len(), sig.inputs.first()) {
         (1, Some(FnArg::Typed(pat))) => &pat.ty,
@@ -68,10 +59,7 @@ pub fn expand(args: TokenStream, input: TokenStream) -> syn::Result<TokenStream>
     };
 
     let name = &sig.ident;
-    let export = args
-        .name
-        .map(|n| n.value())
-        .unwrap_or_else(|| name.to_string());
+    let export = args.name.map(|n| n.value()).unwrap_or_else(|| name.to_string());
     let entry = format_ident!("__dynasoar_kernel_{}", name);
     let token = syn::Ident::new(&name.to_string().to_uppercase(), name.span());
     let vis = &func.vis;
@@ -80,6 +68,9 @@ pub fn expand(args: TokenStream, input: TokenStream) -> syn::Result<TokenStream>
     let check = quote_check_plain_in(param_ty, krate);
 
     Ok(quote! {
+        // Inlined into the PTX entry point: otherwise LLVM may call the body out of line with
+        // the parameters copied to the stack.
+        #[cfg_attr(target_arch = "nvptx64", inline(always))]
         #func
 
         #[cfg(target_arch = "nvptx64")]

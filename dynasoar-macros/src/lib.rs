@@ -20,16 +20,12 @@ use proc_macro::TokenStream;
 /// enable `#![cfg_attr(target_arch = "nvptx64", feature(abi_ptx))]`.
 #[proc_macro_attribute]
 pub fn kernel(args: TokenStream, input: TokenStream) -> TokenStream {
-    kernel::expand(args.into(), input.into())
-        .unwrap_or_else(syn::Error::into_compile_error)
-        .into()
+    kernel::expand(args.into(), input.into()).unwrap_or_else(syn::Error::into_compile_error).into()
 }
 
 /// Derive `Plain` for a `#[repr(C)]` struct whose fields are all plain data.
 #[proc_macro_derive(Plain)]
 pub fn derive_plain(input: TokenStream) -> TokenStream {
     let input = syn::parse_macro_input!(input as syn::DeriveInput);
-    plain::expand(&input)
-        .unwrap_or_else(syn::Error::into_compile_error)
-        .into()
+    plain::expand(&input).unwrap_or_else(syn::Error::into_compile_error).into()
 }

@@ -17,10 +17,7 @@ pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
             ));
         }
         Data::Union(u) => {
-            return Err(syn::Error::new(
-                u.union_token.span(),
-                "`Plain` is for structs, not unions",
-            ));
+            return Err(syn::Error::new(u.union_token.span(), "`Plain` is for structs, not unions"));
         }
     };
     if !input.generics.params.is_empty() {

@@ -8,15 +8,8 @@ pub const REQUIRE_GPU_VAR: &str = "DYNASOAR_REQUIRE_GPU";
 
 /// An executor on the CPU backend.
 pub fn cpu_executor() -> Executor {
-    Executor::new(
-        MODELS_PTX,
-        ExecutorOptions {
-            backend: Backend::Cpu,
-            quiet: true,
-            ..Default::default()
-        },
-    )
-    .expect("the CPU backend always starts")
+    Executor::new(MODELS_PTX, ExecutorOptions { backend: Backend::Cpu, quiet: true, ..Default::default() })
+        .expect("the CPU backend always starts")
 }
 
 /// An executor on the GPU, or `None` (after printing why the test is skipped) when this machine
@@ -24,11 +17,7 @@ pub fn cpu_executor() -> Executor {
 pub fn gpu_executor(test: &str) -> Option<Executor> {
     match Executor::new(
         MODELS_PTX,
-        ExecutorOptions {
-            backend: Backend::Cuda,
-            quiet: true,
-            ..Default::default()
-        },
+        ExecutorOptions { backend: Backend::Cuda, quiet: true, ..Default::default() },
     ) {
         Ok(exec) => Some(exec),
         Err(e @ (Error::NoCudaDriver | Error::NoCudaDevice { .. })) => {

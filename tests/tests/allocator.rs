@@ -11,12 +11,7 @@ use dynasoar_tests::gpu_executor;
 fn cpu_storm_executor() -> Executor {
     Executor::new(
         MODELS_PTX,
-        ExecutorOptions {
-            backend: Backend::Cpu,
-            cpu_threads: Some(8),
-            quiet: true,
-            ..Default::default()
-        },
+        ExecutorOptions { backend: Backend::Cpu, cpu_threads: Some(8), quiet: true, ..Default::default() },
     )
     .unwrap()
 }
@@ -26,37 +21,22 @@ fn storm(exec: &Executor, heap_bytes: u64, threads: u32, rounds: u32, check_ever
     let mut peak = 0;
     for round in 0..rounds {
         // Alternate phases of growth and shrinkage, as in Wa-Tor's waves.
-        let (alloc, free) = if (round / 4) % 2 == 0 {
-            (200, 40)
-        } else {
-            (40, 160)
-        };
+        let (alloc, free) = if (round / 4) % 2 == 0 { (200, 40) } else { (40, 160) };
         storm.round(exec, round, alloc, free).unwrap();
         if (round + 1) % check_every == 0 {
             storm.take_errors(exec).unwrap();
-            let check = storm
-                .check(exec)
-                .unwrap_or_else(|e| panic!("after round {round}: {e}"));
+            let check = storm.check(exec).unwrap_or_else(|e| panic!("after round {round}: {e}"));
             peak = peak.max(check.live_objects);
         }
     }
-    assert!(
-        peak > threads as u64 / 4,
-        "the storm should hold many objects at its peak, had {peak}"
-    );
+    assert!(peak > threads as u64 / 4, "the storm should hold many objects at its peak, had {peak}");
     storm.free_all(exec).unwrap();
     storm.take_errors(exec).unwrap();
     let end = storm.check(exec).unwrap();
     assert_eq!(end.live_objects, 0);
-    assert_eq!(
-        end.allocated_blocks, 0,
-        "a fully freed heap has every block free again"
-    );
+    assert_eq!(end.allocated_blocks, 0, "a fully freed heap has every block free again");
     assert_eq!(end.free_blocks, storm.heap.config().num_blocks);
-    println!(
-        "storm on {}: {threads} threads, {rounds} rounds, peak {peak} objects",
-        exec.description()
-    );
+    println!("storm on {}: {threads} threads, {rounds} rounds, peak {peak} objects", exec.description());
 }
 
 fn out_of_memory(exec: &Executor, heap_bytes: u64, threads: u32) {
@@ -64,24 +44,14 @@ fn out_of_memory(exec: &Executor, heap_bytes: u64, threads: u32) {
     // Everyone allocates: far more objects than the heap holds.
     storm.round(exec, 0, 256, 0).unwrap();
     let err = storm.take_errors(exec).unwrap_err();
-    let Error::OutOfMemory { failed, .. } = err else {
-        panic!("expected out of memory, got {err}")
-    };
+    let Error::OutOfMemory { failed, .. } = err else { panic!("expected out of memory, got {err}") };
     assert!(failed > 0);
     assert!(err_text(exec, heap_bytes).contains("larger heap"));
     let full = storm.check(exec).unwrap();
     assert!(full.live_objects > 0 && full.live_objects < threads as u64);
-    assert_eq!(
-        full.live_objects + failed as u64,
-        threads as u64,
-        "every thread got an object or a failure"
-    );
+    assert_eq!(full.live_objects + failed as u64, threads as u64, "every thread got an object or a failure");
     // Blocks run out before slots do only through fragmentation: nearly all blocks are in use.
-    assert!(
-        full.free_blocks <= 3,
-        "{} blocks still free after out of memory",
-        full.free_blocks
-    );
+    assert!(full.free_blocks <= 3, "{} blocks still free after out of memory", full.free_blocks);
     // The heap is consistent and usable: free some, allocate again, free everything.
     storm.round(exec, 1, 0, 128).unwrap();
     storm.round(exec, 2, 256, 0).unwrap();
@@ -117,9 +87,7 @@ fn cpu_out_of_memory_is_reported_and_recoverable() {
 #[test]
 fn heap_too_small_for_one_block_is_an_error() {
     let exec = cpu_storm_executor();
-    let err = Storm::new(&exec, 1000, 10, 1)
-        .err()
-        .expect("a 1000-byte heap holds no block");
+    let err = Storm::new(&exec, 1000, 10, 1).err().expect("a 1000-byte heap holds no block");
     assert!(matches!(err, Error::HeapConfig(_)), "{err}");
     assert!(err.to_string().contains("at least"), "{err}");
 }

@@ -9,10 +9,7 @@ use dynasoar_examples::MODELS_PTX;
 #[test]
 fn ptx_has_the_expected_entry_points() {
     for entry in ["histogram", "trap_at"] {
-        assert!(
-            MODELS_PTX.contains(&format!(".entry {entry}(")),
-            "missing entry {entry}"
-        );
+        assert!(MODELS_PTX.contains(&format!(".entry {entry}(")), "missing entry {entry}");
     }
 }
 
@@ -21,22 +18,13 @@ fn every_atomic_and_fence_is_gpu_scoped() {
     // DESIGN.md section 4: `.sys` scope (what Rust's own atomics give on nvptx) is never wanted.
     for (n, line) in MODELS_PTX.lines().enumerate() {
         let code = line.split("//").next().unwrap_or("").trim();
-        let is_memory_op = ["atom.", "red.", "fence.", "membar", "ld.", "st."]
-            .iter()
-            .any(|p| code.starts_with(p));
+        let is_memory_op =
+            ["atom.", "red.", "fence.", "membar", "ld.", "st."].iter().any(|p| code.starts_with(p));
         if is_memory_op {
-            assert!(
-                !code.contains(".sys"),
-                "line {}: system-scoped operation `{code}`",
-                n + 1
-            );
+            assert!(!code.contains(".sys"), "line {}: system-scoped operation `{code}`", n + 1);
         }
         if code.starts_with("atom.") || code.starts_with("fence.") {
-            assert!(
-                code.contains(".gpu"),
-                "line {}: atomic or fence without .gpu scope: `{code}`",
-                n + 1
-            );
+            assert!(code.contains(".gpu"), "line {}: atomic or fence without .gpu scope: `{code}`", n + 1);
         }
     }
 }
@@ -47,8 +35,7 @@ fn find_ptxas() -> Option<PathBuf> {
     {
         return Some(p);
     }
-    let local =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.tools/ptxas/nvidia/cu13/bin/ptxas");
+    let local = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.tools/ptxas/nvidia/cu13/bin/ptxas");
     if local.is_file() {
         return Some(local);
     }
@@ -82,10 +69,7 @@ fn ptxas_assembles_the_models_for_sm75_and_sm90() {
         let log = String::from_utf8_lossy(&out.stderr);
         assert!(out.status.success(), "ptxas -arch={arch} failed:\n{log}");
         let kernels = log.matches("Compiling entry function").count();
-        assert!(
-            kernels >= 2,
-            "ptxas -arch={arch} compiled {kernels} entry points:\n{log}"
-        );
+        assert!(kernels >= 2, "ptxas -arch={arch} compiled {kernels} entry points:\n{log}");
         println!("ptxas -arch={arch}: {kernels} entry points assembled");
     }
     std::fs::remove_dir_all(&dir).unwrap();

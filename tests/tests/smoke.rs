@@ -22,11 +22,7 @@ fn histogram_on_gpu_matches_cpu() {
         let on_gpu = run_histogram(&gpu, &values, bins).unwrap();
         let on_cpu = run_histogram(&cpu_executor(), &values, bins).unwrap();
         assert_eq!(on_gpu, on_cpu, "bins = {bins}");
-        assert_eq!(
-            on_gpu,
-            SmokeResult::reference(&values, bins),
-            "bins = {bins}"
-        );
+        assert_eq!(on_gpu, SmokeResult::reference(&values, bins), "bins = {bins}");
     }
 }
 

@@ -38,8 +38,8 @@ pub(crate) use nvptx::report_panic_and_trap;
 
 pub use bits::{lowest_set_bits, nth_set_bit, rotate_find};
 pub use imp::{
-    WARP_SIZE, activemask, ballot, block_dim, block_idx, clock64, fence, grid_dim, lane_id,
-    lanemask_lt, nanosleep, shfl_u32, thread_idx, trap,
+    WARP_SIZE, activemask, ballot, block_dim, block_idx, clock64, fence, grid_dim, lane_id, lanemask_lt,
+    nanosleep, shfl_u32, thread_idx, trap,
 };
 pub use warp::WarpGroup;
 

@@ -127,10 +127,7 @@ pub(crate) fn report_panic_and_trap(info: &core::panic::PanicInfo) -> ! {
         let bytes = loc.file().as_bytes();
         let tail = &bytes[bytes.len().saturating_sub(file.len() - 1)..];
         file[..tail.len()].copy_from_slice(tail);
-        let args = Args {
-            file: file.as_ptr(),
-            line: loc.line(),
-        };
+        let args = Args { file: file.as_ptr(), line: loc.line() };
         // SAFETY: the format string is NUL-terminated, `file` is NUL-terminated, and `Args`
         // matches the conversions (`%s` a pointer at offset 0, `%u` an unsigned int at 8).
         unsafe {

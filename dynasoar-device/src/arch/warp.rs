@@ -37,12 +37,7 @@ impl WarpGroup {
     #[inline(always)]
     pub fn solo() -> Self {
         let lane = lane_id();
-        WarpGroup {
-            mask: 1 << lane,
-            leader: lane,
-            rank: 0,
-            size: 1,
-        }
+        WarpGroup { mask: 1 << lane, leader: lane, rank: 0, size: 1 }
     }
 
     #[inline(always)]

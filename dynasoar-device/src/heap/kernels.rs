@@ -32,10 +32,7 @@ pub fn heap_init(p: InitParams) {
     let stride = arch::global_thread_count() as u64;
     // SAFETY: the bitmaps are `total` consecutive containers; nothing else runs meanwhile.
     let containers = unsafe {
-        core::slice::from_raw_parts(
-            c.bitmaps as usize as *const arch::atomic::Atomic64,
-            total as usize,
-        )
+        core::slice::from_raw_parts(c.bitmaps as usize as *const arch::atomic::Atomic64, total as usize)
     };
     while i < total {
         let (bitmap, index) = (i / c.bitmap_stride, i % c.bitmap_stride);
@@ -90,18 +87,13 @@ pub fn heap_enumerate(p: EnumerateParams) {
     if arch::global_thread_id() == 0 {
         counters[1 - parity].store(0);
     }
-    let valid = !preset_mask(heap.config().class_objects[class as usize]);
+    let valid = !preset_mask(heap.class_objects(class));
     let list = heap.enum_list(class);
     let stride = arch::global_thread_count() as u64;
     let mut i = arch::global_thread_id() as u64;
-    while i < geometry.level_len[0] {
-        let skip =
-            geometry.levels > 1 && allocated.container(1, i / 64).load() & (1 << (i % 64)) == 0;
-        let bits = if skip {
-            0
-        } else {
-            allocated.container(0, i).load()
-        };
+    while i < geometry.len(0) {
+        let skip = geometry.levels > 1 && allocated.container(1, i / 64).load() & (1 << (i % 64)) == 0;
+        let bits = if skip { 0 } else { allocated.container(0, i).load() };
         let group = WarpGroup::current();
         let mut at = group.fetch_add_u32(&counters[parity], bits.count_ones());
         let mut rest = bits;
@@ -136,7 +128,7 @@ pub fn heap_stats(p: StatsParams) {
     // SAFETY: the host launches this on an initialised heap, between other kernels.
     let heap = unsafe { Heap::from_ptr(p.heap.as_ptr()) };
     let c = heap.config();
-    let per_class = c.geometry.level_len[0];
+    let per_class = c.geometry.len(0);
     let total = per_class * c.num_classes as u64;
     let stride = arch::global_thread_count() as u64;
     let mut i = arch::global_thread_id() as u64;
@@ -144,7 +136,7 @@ pub fn heap_stats(p: StatsParams) {
         let class = (i / per_class) as u8;
         let bits = heap.allocated(class).container(0, i % per_class).load();
         if bits != 0 {
-            let preset = preset_mask(c.class_objects[class as usize]);
+            let preset = preset_mask(heap.class_objects(class));
             let mut objects = 0u64;
             let mut rest = bits;
             while rest != 0 {
@@ -153,13 +145,10 @@ pub fn heap_stats(p: StatsParams) {
                 objects += (heap.block(index).alloc.load() & !preset).count_ones() as u64;
             }
             // SAFETY: `out` holds two counters per class, updated only atomically here.
-            let out =
-                unsafe { arch::atomic::Atomic64::from_ptr(p.out.as_ptr().add(2 * class as usize)) };
+            let out = unsafe { arch::atomic::Atomic64::from_ptr(p.out.as_ptr().add(2 * class as usize)) };
             out.fetch_add(bits.count_ones() as u64);
             // SAFETY: as above.
-            let out = unsafe {
-                arch::atomic::Atomic64::from_ptr(p.out.as_ptr().add(2 * class as usize + 1))
-            };
+            let out = unsafe { arch::atomic::Atomic64::from_ptr(p.out.as_ptr().add(2 * class as usize + 1)) };
             out.fetch_add(objects);
         }
         i += stride;

@@ -90,8 +90,7 @@ pub const STATE_OFFSET: u64 = core::mem::offset_of!(HeapHeader, state) as u64;
 
 const _: () = assert!(core::mem::size_of::<HeapState>() == core::mem::size_of::<HeapStateWords>());
 const _: () = assert!(
-    core::mem::offset_of!(HeapState, initializing)
-        == core::mem::offset_of!(HeapStateWords, initializing)
+    core::mem::offset_of!(HeapState, initializing) == core::mem::offset_of!(HeapStateWords, initializing)
 );
 const _: () = assert!(core::mem::size_of::<HeapHeader>() <= 4096);
 
@@ -154,35 +153,21 @@ impl HeapPlan {
             let bitmap_bytes = align_up(bitmaps * stride * 8, 256);
             let enum_stride = align_up(ENUM_HEADER_BYTES + 4 * m, 256);
             let blocks_at = align_up(header + bitmap_bytes + classes as u64 * enum_stride, 256);
-            Some((
-                blocks_at + m * block_bytes,
-                geometry,
-                stride,
-                enum_stride,
-                blocks_at,
-            ))
+            Some((blocks_at + m * block_bytes, geometry, stride, enum_stride, blocks_at))
         };
         let min_bytes = bytes_for(1).map(|b| b.0).unwrap_or(u64::MAX);
         if heap_bytes < min_bytes {
-            return Err(PlanError::TooSmall {
-                heap_bytes,
-                min_bytes,
-            });
+            return Err(PlanError::TooSmall { heap_bytes, min_bytes });
         }
         // Largest m that fits: start from the estimate that ignores metadata, then step down.
         let per_block = block_bytes + bitmaps.div_ceil(8) + 4 * classes as u64;
         let mut m = (heap_bytes / per_block).max(1);
         while m > 1 && bytes_for(m).is_none_or(|b| b.0 > heap_bytes) {
-            let over = bytes_for(m)
-                .map(|b| b.0.saturating_sub(heap_bytes))
-                .unwrap_or(u64::MAX);
+            let over = bytes_for(m).map(|b| b.0.saturating_sub(heap_bytes)).unwrap_or(u64::MAX);
             m -= (over / per_block).clamp(1, m - 1);
         }
         let (total, geometry, stride, enum_stride, blocks_at) =
-            bytes_for(m).ok_or(PlanError::TooSmall {
-                heap_bytes,
-                min_bytes,
-            })?;
+            bytes_for(m).ok_or(PlanError::TooSmall { heap_bytes, min_bytes })?;
         if base + total > ADDRESS_LIMIT {
             return Err(PlanError::AddressTooHigh(base + total));
         }
@@ -242,9 +227,7 @@ impl<'a> Heap<'a> {
     #[inline(always)]
     pub unsafe fn from_ptr(header: *const HeapHeader) -> Self {
         // SAFETY: guaranteed by the caller.
-        Heap {
-            header: unsafe { &*header },
-        }
+        Heap { header: unsafe { &*header } }
     }
 
     #[inline(always)]
@@ -263,10 +246,13 @@ impl<'a> Heap<'a> {
         let start = c.bitmaps + index * c.bitmap_stride * 8;
         // SAFETY: bitmap `index` lies within the heap (see `HeapPlan`), holds `bitmap_stride`
         // containers, and is accessed only atomically.
-        let containers = unsafe {
-            core::slice::from_raw_parts(start as usize as *const Atomic64, c.bitmap_stride as usize)
-        };
-        Bitmap::new(&c.geometry, containers)
+        unsafe { Bitmap::from_raw(&c.geometry, start as usize as *const Atomic64) }
+    }
+
+    /// Objects per block of `class` (ids are below 64; the mask keeps the lookup unchecked).
+    #[inline(always)]
+    pub fn class_objects(&self, class: u8) -> u32 {
+        self.config().class_objects[(class & 63) as usize]
     }
 
     /// Blocks not allocated to any class.
@@ -317,9 +303,7 @@ impl<'a> Heap<'a> {
     /// The block-index list of `class`'s enumeration area.
     #[inline(always)]
     pub fn enum_list(&self, class: u8) -> *mut u32 {
-        let at = self.config().enumeration
-            + class as u64 * self.config().enum_stride
-            + ENUM_HEADER_BYTES;
+        let at = self.config().enumeration + class as u64 * self.config().enum_stride + ENUM_HEADER_BYTES;
         at as usize as *mut u32
     }
 
@@ -349,10 +333,7 @@ mod tests {
             let c = plan.config;
             assert!(c.total_bytes <= heap_bytes, "{heap_bytes}");
             // Nearly all of it is blocks.
-            assert!(
-                c.num_blocks * c.block_bytes * 100 >= heap_bytes * 95,
-                "{heap_bytes}: {c:?}"
-            );
+            assert!(c.num_blocks * c.block_bytes * 100 >= heap_bytes * 95, "{heap_bytes}: {c:?}");
             assert_eq!(c.blocks % 256, 0);
             assert!(c.blocks + c.num_blocks * c.block_bytes <= c.base + c.total_bytes);
             assert!(c.enumeration + 3 * c.enum_stride <= c.blocks);
@@ -361,21 +342,9 @@ mod tests {
 
     #[test]
     fn plan_rejects_bad_input() {
-        assert!(matches!(
-            HeapPlan::new(0, 100, 576, &[64]),
-            Err(PlanError::TooSmall { .. })
-        ));
-        assert!(matches!(
-            HeapPlan::new(0, 1 << 20, 576, &[]),
-            Err(PlanError::TooManyClasses(0))
-        ));
-        assert!(matches!(
-            HeapPlan::new(0, 1 << 20, 576, &[65]),
-            Err(PlanError::BadClass { .. })
-        ));
-        assert!(matches!(
-            HeapPlan::new(1 << 48, 1 << 20, 576, &[64]),
-            Err(PlanError::AddressTooHigh(_))
-        ));
+        assert!(matches!(HeapPlan::new(0, 100, 576, &[64]), Err(PlanError::TooSmall { .. })));
+        assert!(matches!(HeapPlan::new(0, 1 << 20, 576, &[]), Err(PlanError::TooManyClasses(0))));
+        assert!(matches!(HeapPlan::new(0, 1 << 20, 576, &[65]), Err(PlanError::BadClass { .. })));
+        assert!(matches!(HeapPlan::new(1 << 48, 1 << 20, 576, &[64]), Err(PlanError::AddressTooHigh(_))));
     }
 }

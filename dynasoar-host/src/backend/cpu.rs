@@ -21,19 +21,15 @@ pub struct CpuExec {
 
 impl CpuExec {
     pub fn new(threads: Option<usize>) -> Result<Self> {
-        let mut builder =
-            rayon::ThreadPoolBuilder::new().thread_name(|i| format!("dynasoar-cpu-{i}"));
+        let mut builder = rayon::ThreadPoolBuilder::new().thread_name(|i| format!("dynasoar-cpu-{i}"));
         if let Some(n) = threads {
             if n == 0 {
-                return Err(Error::InvalidArgument(
-                    "the CPU backend needs at least one thread".into(),
-                ));
+                return Err(Error::InvalidArgument("the CPU backend needs at least one thread".into()));
             }
             builder = builder.num_threads(n);
         }
-        let pool = builder
-            .build()
-            .map_err(|e| Error::InvalidArgument(format!("cannot start CPU threads: {e}")))?;
+        let pool =
+            builder.build().map_err(|e| Error::InvalidArgument(format!("cannot start CPU threads: {e}")))?;
         Ok(CpuExec { pool })
     }
 
@@ -98,9 +94,8 @@ impl HostMem {
             .map_err(|_| Error::InvalidArgument(format!("a buffer of {len} bytes is too large")))?;
         // SAFETY: `layout` has non-zero size.
         let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
-        let ptr = NonNull::new(ptr).ok_or_else(|| {
-            Error::InvalidArgument(format!("out of host memory allocating {len} bytes"))
-        })?;
+        let ptr = NonNull::new(ptr)
+            .ok_or_else(|| Error::InvalidArgument(format!("out of host memory allocating {len} bytes")))?;
         Ok(HostMem { ptr, layout, len })
     }
 

@@ -50,22 +50,18 @@ impl CudaExec {
         if !unsafe { cudarc::driver::sys::is_culib_present() } {
             return Err(Error::NoCudaDriver);
         }
-        let count = CudaContext::device_count().map_err(|e| Error::NoCudaDevice {
-            reason: format!("the driver failed to start: {e}"),
-        })?;
+        let count = CudaContext::device_count()
+            .map_err(|e| Error::NoCudaDevice { reason: format!("the driver failed to start: {e}") })?;
         if count <= 0 {
-            return Err(Error::NoCudaDevice {
-                reason: "the driver reports 0 devices".into(),
-            });
+            return Err(Error::NoCudaDevice { reason: "the driver reports 0 devices".into() });
         }
         if ordinal >= count as usize {
             return Err(Error::NoCudaDevice {
                 reason: format!("device {ordinal} requested, the driver reports {count}"),
             });
         }
-        let ctx = CudaContext::new(ordinal).map_err(|e| Error::NoCudaDevice {
-            reason: format!("creating a context failed: {e}"),
-        })?;
+        let ctx = CudaContext::new(ordinal)
+            .map_err(|e| Error::NoCudaDevice { reason: format!("creating a context failed: {e}") })?;
         // One stream, used in order: cudarc's per-buffer event tracking would only add
         // driver calls to every copy and launch.
         // SAFETY: no other stream of this context uses our buffers.
@@ -73,22 +69,14 @@ impl CudaExec {
         let stream = ctx.default_stream();
         let module = ctx
             .load_module(cudarc::nvrtc::Ptx::from_src(ptx))
-            .map_err(|e| Error::ModuleLoad {
-                message: e.to_string(),
-            })?;
+            .map_err(|e| Error::ModuleLoad { message: e.to_string() })?;
 
-        let attr = |a: Attr| {
-            ctx.attribute(a)
-                .map_err(|e| Error::driver("reading device attributes", e))
-        };
+        let attr = |a: Attr| ctx.attribute(a).map_err(|e| Error::driver("reading device attributes", e));
         let sms = attr(Attr::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as usize;
         let per_sm = attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR)? as usize;
-        let (major, minor) = ctx
-            .compute_capability()
-            .map_err(|e| Error::driver("reading the compute capability", e))?;
-        let name = ctx
-            .name()
-            .map_err(|e| Error::driver("reading the device name", e))?;
+        let (major, minor) =
+            ctx.compute_capability().map_err(|e| Error::driver("reading the compute capability", e))?;
+        let name = ctx.name().map_err(|e| Error::driver("reading the device name", e))?;
         Ok(CudaExec {
             description: format!("{name} (sm_{major}{minor}, {sms} SMs)"),
             resident_threads: sms * per_sm,
@@ -138,9 +126,7 @@ impl CudaExec {
         builder.arg(&raw);
         // SAFETY: the entry point takes exactly one parameter of `P`'s layout (generated
         // together with the kernel token), and `P` holds only plain data and device addresses.
-        unsafe { builder.launch(cfg) }
-            .map(|_| ())
-            .map_err(|e| e.to_string())
+        unsafe { builder.launch(cfg) }.map(|_| ()).map_err(|e| e.to_string())
     }
 
     pub fn synchronize(&self) -> std::result::Result<(), String> {
@@ -157,11 +143,7 @@ impl CudaExec {
             let (ptr, _sync) = slice.device_ptr(&self.stream);
             ptr
         };
-        Ok(DeviceMem {
-            slice,
-            addr,
-            len: bytes,
-        })
+        Ok(DeviceMem { slice, addr, len: bytes })
     }
 
     pub fn write(&self, mem: &mut DeviceMem, at: usize, bytes: &[u8]) -> Result<()> {
@@ -169,12 +151,8 @@ impl CudaExec {
             return Ok(());
         }
         let mut view = mem.slice.slice_mut(at..at + bytes.len());
-        self.stream
-            .memcpy_htod(bytes, &mut view)
-            .map_err(|e| Error::driver("copying to the device", e))?;
-        self.stream
-            .synchronize()
-            .map_err(|e| Error::driver("copying to the device", e))
+        self.stream.memcpy_htod(bytes, &mut view).map_err(|e| Error::driver("copying to the device", e))?;
+        self.stream.synchronize().map_err(|e| Error::driver("copying to the device", e))
     }
 
     /// Copy to device memory through a shared reference (the caller guarantees no kernel
@@ -186,16 +164,10 @@ impl CudaExec {
         // SAFETY: `at + len` lies within the allocation (checked by the caller), the source is
         // a host slice valid for the call, and the copy completes before returning.
         unsafe {
-            cudarc::driver::result::memcpy_htod_async(
-                mem.addr + at as u64,
-                bytes,
-                self.stream.cu_stream(),
-            )
+            cudarc::driver::result::memcpy_htod_async(mem.addr + at as u64, bytes, self.stream.cu_stream())
         }
         .map_err(|e| Error::driver("copying to the device", e))?;
-        self.stream
-            .synchronize()
-            .map_err(|e| Error::driver("copying to the device", e))
+        self.stream.synchronize().map_err(|e| Error::driver("copying to the device", e))
     }
 
     pub fn read(&self, mem: &DeviceMem, at: usize, out: &mut [u8]) -> Result<()> {
@@ -204,12 +176,8 @@ impl CudaExec {
         }
         debug_assert!(at + out.len() <= mem.len);
         let view = mem.slice.slice(at..at + out.len());
-        self.stream
-            .memcpy_dtoh(&view, out)
-            .map_err(|e| Error::driver("copying from the device", e))?;
-        self.stream
-            .synchronize()
-            .map_err(|e| Error::driver("copying from the device", e))
+        self.stream.memcpy_dtoh(&view, out).map_err(|e| Error::driver("copying from the device", e))?;
+        self.stream.synchronize().map_err(|e| Error::driver("copying from the device", e))
     }
 
     pub fn copy(&self, src: &DeviceMem, dst: &mut DeviceMem) -> Result<()> {
@@ -228,9 +196,7 @@ impl CudaExec {
     }
 
     pub fn elapsed(&self, start: &CudaEvent, end: &CudaEvent) -> Result<Duration> {
-        let ms = start
-            .elapsed_ms(end)
-            .map_err(|e| Error::driver("reading an event", e))?;
+        let ms = start.elapsed_ms(end).map_err(|e| Error::driver("reading an event", e))?;
         Ok(Duration::from_secs_f64(ms as f64 / 1e3))
     }
 

@@ -79,10 +79,7 @@ impl Grid {
     /// Enough blocks of `threads` threads for one thread per element.
     pub fn for_elements(elements: usize, threads: u32) -> Self {
         let blocks = elements.div_ceil(threads as usize).max(1);
-        Grid {
-            blocks: blocks.min(u32::MAX as usize) as u32,
-            threads,
-        }
+        Grid { blocks: blocks.min(u32::MAX as usize) as u32, threads }
     }
 
     pub fn total_threads(self) -> usize {
@@ -142,11 +139,9 @@ const PENDING_NAMES: usize = 16;
 impl Executor {
     /// An executor for `ptx` on `options.backend`.
     pub fn new(ptx: &str, options: ExecutorOptions) -> Result<Self> {
-        let cpu_threads = options.cpu_threads.or_else(|| {
-            std::env::var("DYNASOAR_CPU_THREADS")
-                .ok()
-                .and_then(|v| v.parse().ok())
-        });
+        let cpu_threads = options
+            .cpu_threads
+            .or_else(|| std::env::var("DYNASOAR_CPU_THREADS").ok().and_then(|v| v.parse().ok()));
         let mut fallback_reason = None;
         let imp = match options.backend {
             Backend::Cuda => Imp::Cuda(cuda::CudaExec::new(ptx, options.device)?),
@@ -154,8 +149,7 @@ impl Executor {
             Backend::Auto => match cuda::CudaExec::new(ptx, options.device) {
                 Ok(exec) => Imp::Cuda(exec),
                 Err(Error::NoCudaDriver) => {
-                    fallback_reason =
-                        Some("no CUDA driver: libcuda.so could not be loaded".to_string());
+                    fallback_reason = Some("no CUDA driver: libcuda.so could not be loaded".to_string());
                     Imp::Cpu(cpu::CpuExec::new(cpu_threads)?)
                 }
                 Err(Error::NoCudaDevice { reason }) => {
@@ -173,10 +167,7 @@ impl Executor {
         };
         if options.backend == Backend::Auto && !options.quiet {
             match fallback_reason {
-                Some(reason) => eprintln!(
-                    "dynasoar: backend auto -> {} ({reason})",
-                    exec.description()
-                ),
+                Some(reason) => eprintln!("dynasoar: backend auto -> {} ({reason})", exec.description()),
                 None => eprintln!("dynasoar: backend auto -> {}", exec.description()),
             }
         }
@@ -185,13 +176,7 @@ impl Executor {
 
     /// An executor on `backend` with default options.
     pub fn with_backend(ptx: &str, backend: Backend) -> Result<Self> {
-        Self::new(
-            ptx,
-            ExecutorOptions {
-                backend,
-                ..Default::default()
-            },
-        )
+        Self::new(ptx, ExecutorOptions { backend, ..Default::default() })
     }
 
     pub fn kind(&self) -> BackendKind {
@@ -225,10 +210,9 @@ impl Executor {
 
     fn check_usable(&self) -> Result<()> {
         match &*self.failed.lock().unwrap() {
-            Some((kernels, message)) => Err(Error::ContextUnusable {
-                kernels: kernels.clone(),
-                message: message.clone(),
-            }),
+            Some((kernels, message)) => {
+                Err(Error::ContextUnusable { kernels: kernels.clone(), message: message.clone() })
+            }
             None => Ok(()),
         }
     }
@@ -268,11 +252,7 @@ impl Executor {
         if let Err(message) = launched {
             return Err(self.fail(KernelNames(vec![kernel.name()]), message));
         }
-        if self.sync_each_launch {
-            self.synchronize()
-        } else {
-            Ok(())
-        }
+        if self.sync_each_launch { self.synchronize() } else { Ok(()) }
     }
 
     /// Wait for all launched work; report a failure with the kernel(s) it may have come from.
@@ -296,11 +276,7 @@ impl Executor {
             Imp::Cuda(c) => BufMem::Cuda(c.alloc_zeroed(bytes)?),
             Imp::Cpu(_) => BufMem::Host(cpu::HostMem::zeroed(bytes)?),
         };
-        Ok(Buffer {
-            mem,
-            len,
-            _marker: PhantomData,
-        })
+        Ok(Buffer { mem, len, _marker: PhantomData })
     }
 
     /// A buffer holding a copy of `data`.
@@ -328,12 +304,7 @@ impl Executor {
     /// Copy `bytes` into a buffer shared with device code, at byte `offset`. Waits for queued
     /// kernels first, so no kernel can be using the buffer; for setting up device-side
     /// structures (like a heap's header) without exclusive access to their buffer.
-    pub fn write_bytes<T: Plain>(
-        &self,
-        buf: &Buffer<T>,
-        offset: usize,
-        bytes: &[u8],
-    ) -> Result<()> {
+    pub fn write_bytes<T: Plain>(&self, buf: &Buffer<T>, offset: usize, bytes: &[u8]) -> Result<()> {
         let size = buf.len() * std::mem::size_of::<T>();
         if offset.checked_add(bytes.len()).is_none_or(|end| end > size) {
             return Err(Error::InvalidArgument(format!(
@@ -368,13 +339,10 @@ impl Executor {
         // SAFETY: the spare capacity holds `len * size` bytes; `T: Plain` is valid for any bytes
         // a kernel can have written (plain data), and the copy below initialises all of them
         // before `set_len`.
-        let dst =
-            unsafe { std::slice::from_raw_parts_mut(out.as_mut_ptr() as *mut u8, len * size) };
+        let dst = unsafe { std::slice::from_raw_parts_mut(out.as_mut_ptr() as *mut u8, len * size) };
         match &buf.mem {
             BufMem::Cuda(m) => self.cuda()?.read(m, offset * size, dst)?,
-            BufMem::Host(m) => {
-                dst.copy_from_slice(&m.as_slice()[offset * size..(offset + len) * size])
-            }
+            BufMem::Host(m) => dst.copy_from_slice(&m.as_slice()[offset * size..(offset + len) * size]),
         }
         // SAFETY: all `len` elements were initialised by the copy.
         unsafe { out.set_len(len) };
@@ -402,9 +370,7 @@ impl Executor {
                 d.as_mut_slice().copy_from_slice(s.as_slice());
                 Ok(())
             }
-            _ => Err(Error::InvalidArgument(
-                "buffers of different executors".into(),
-            )),
+            _ => Err(Error::InvalidArgument("buffers of different executors".into())),
         }
     }
 
@@ -431,9 +397,7 @@ impl Executor {
     fn cuda(&self) -> Result<&cuda::CudaExec> {
         match &self.imp {
             Imp::Cuda(c) => Ok(c),
-            Imp::Cpu(_) => Err(Error::InvalidArgument(
-                "a CUDA buffer on a CPU executor".into(),
-            )),
+            Imp::Cpu(_) => Err(Error::InvalidArgument("a CUDA buffer on a CPU executor".into())),
         }
     }
 
@@ -487,12 +451,6 @@ impl<T> Buffer<T> {
 
 impl<T> std::fmt::Debug for Buffer<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "Buffer({} x {}, {:?})",
-            self.len,
-            std::any::type_name::<T>(),
-            self.ptr()
-        )
+        write!(f, "Buffer({} x {}, {:?})", self.len, std::any::type_name::<T>(), self.ptr())
     }
 }

@@ -21,11 +21,7 @@ impl CommonArgs {
     pub fn executor(&self) -> dynasoar::host::Result<Executor> {
         Executor::new(
             MODELS_PTX,
-            ExecutorOptions {
-                backend: self.backend,
-                cpu_threads: self.cpu_threads,
-                ..Default::default()
-            },
+            ExecutorOptions { backend: self.backend, cpu_threads: self.cpu_threads, ..Default::default() },
         )
     }
 }

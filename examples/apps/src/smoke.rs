@@ -44,9 +44,7 @@ pub fn sample_values(len: usize, seed: u64) -> Vec<u32> {
 /// Run `histogram` on `exec` over `values` into `bins` bins.
 pub fn run_histogram(exec: &Executor, values: &[u32], bins: u32) -> Result<SmokeResult> {
     if bins == 0 {
-        return Err(dynasoar::host::Error::InvalidArgument(
-            "bins must be at least 1".into(),
-        ));
+        return Err(dynasoar::host::Error::InvalidArgument("bins must be at least 1".into()));
     }
     let len = u32::try_from(values.len())
         .map_err(|_| dynasoar::host::Error::InvalidArgument("at most u32::MAX values".into()))?;
@@ -66,8 +64,5 @@ pub fn run_histogram(exec: &Executor, values: &[u32], bins: u32) -> Result<Smoke
     let n = exec.read_all(&even_count)?[0] as usize;
     let mut evens = exec.read(&evens, 0, n)?;
     evens.sort_unstable();
-    Ok(SmokeResult {
-        counts: exec.read_all(&counts)?,
-        evens,
-    })
+    Ok(SmokeResult { counts: exec.read_all(&counts)?, evens })
 }

@@ -5,9 +5,7 @@ use std::collections::HashSet;
 
 use dynasoar::RawHandle;
 use dynasoar::host::{Buffer, DeviceHeap, Executor, Grid, HeapClass, Result};
-use dynasoar_models::storm::{
-    BLOCK_BYTES, CLASSES, STORM_FREE_ALL, STORM_ROUND, StormParams, expected_tag,
-};
+use dynasoar_models::storm::{BLOCK_BYTES, CLASSES, STORM_FREE_ALL, STORM_ROUND, StormParams, expected_tag};
 
 /// A storm: a heap of the three storm classes and one handle slot per thread.
 pub struct Storm {
@@ -28,13 +26,8 @@ pub struct StormCheck {
 
 impl Storm {
     pub fn new(exec: &Executor, heap_bytes: u64, threads: u32, seed: u64) -> Result<Self> {
-        let classes: Vec<HeapClass> = CLASSES
-            .iter()
-            .map(|&(name, objects_per_block)| HeapClass {
-                name,
-                objects_per_block,
-            })
-            .collect();
+        let classes: Vec<HeapClass> =
+            CLASSES.iter().map(|&(name, objects_per_block)| HeapClass { name, objects_per_block }).collect();
         Ok(Storm {
             heap: DeviceHeap::new(exec, heap_bytes, BLOCK_BYTES, &classes)?,
             handles: exec.alloc_zeroed(threads as usize)?,
@@ -63,18 +56,8 @@ impl Storm {
 
     /// One round: threads without an object allocate one with chance `alloc_per_256`/256,
     /// threads with one free it with chance `free_per_256`/256.
-    pub fn round(
-        &self,
-        exec: &Executor,
-        round: u32,
-        alloc_per_256: u32,
-        free_per_256: u32,
-    ) -> Result<()> {
-        exec.launch(
-            &STORM_ROUND,
-            self.grid(),
-            self.params(round, alloc_per_256, free_per_256),
-        )
+    pub fn round(&self, exec: &Executor, round: u32, alloc_per_256: u32, free_per_256: u32) -> Result<()> {
+        exec.launch(&STORM_ROUND, self.grid(), self.params(round, alloc_per_256, free_per_256))
     }
 
     /// Every thread frees its object.
@@ -84,8 +67,7 @@ impl Storm {
 
     /// Device errors raised since the last call (out of memory, double free).
     pub fn take_errors(&self, exec: &Executor) -> Result<()> {
-        self.heap
-            .take_errors(exec, &[STORM_ROUND.name(), STORM_FREE_ALL.name()])
+        self.heap.take_errors(exec, &[STORM_ROUND.name(), STORM_FREE_ALL.name()])
     }
 
     /// Check, with no kernel running: the heap's invariants hold; no slot is held by two
@@ -97,9 +79,7 @@ impl Storm {
         let summary = snapshot.check()?;
         let corrupted = exec.read_all(&self.corrupted).map_err(err)?[0];
         if corrupted != 0 {
-            return Err(format!(
-                "{corrupted} objects carried another thread's tag when freed"
-            ));
+            return Err(format!("{corrupted} objects carried another thread's tag when freed"));
         }
         let handles = exec.read_all(&self.handles).map_err(err)?;
         let mut seen = HashSet::new();
@@ -109,14 +89,10 @@ impl Storm {
             }
             let handle = RawHandle(h);
             if !seen.insert(h) {
-                return Err(format!(
-                    "handle {h:#x} held by two threads (one is {thread})"
-                ));
+                return Err(format!("handle {h:#x} held by two threads (one is {thread})"));
             }
             if !snapshot.is_live(handle) {
-                return Err(format!(
-                    "thread {thread} holds {h:#x}, which is not a live object"
-                ));
+                return Err(format!("thread {thread} holds {h:#x}, which is not a live object"));
             }
             let tag = snapshot.object_word(handle, 0);
             if tag != expected_tag(thread as u64, handle) {
@@ -125,18 +101,12 @@ impl Storm {
         }
         let live: u64 = summary.classes.iter().map(|c| c.1).sum();
         if live != seen.len() as u64 {
-            return Err(format!(
-                "the heap holds {live} objects, the threads {}",
-                seen.len()
-            ));
+            return Err(format!("the heap holds {live} objects, the threads {}", seen.len()));
         }
         for class in 0..CLASSES.len() as u8 {
             for h in snapshot.live_objects(class) {
                 if !seen.contains(&h.0) {
-                    return Err(format!(
-                        "live object {:#x} of class {class} is held by no thread",
-                        h.0
-                    ));
+                    return Err(format!("live object {:#x} of class {class} is held by no thread", h.0));
                 }
             }
         }
