@@ -14,7 +14,8 @@ rm -rf "$BUNDLE"
 mkdir -p "$BUNDLE/bin" "$BUNDLE/tests" "$BUNDLE/ptx"
 
 echo "== building test binaries (release)" >&2
-cargo test --release --workspace --no-run --message-format=json 2>/dev/null \
+trap 'echo "gpu-bundle: build failed; see target/gpu-bundle-build.log" >&2' ERR
+cargo test --release --workspace --no-run --message-format=json 2>target/gpu-bundle-build.log \
   | python3 -c '
 import json, sys
 for line in sys.stdin:
@@ -45,5 +46,6 @@ strip "$BUNDLE"/tests/* "$BUNDLE"/bin/* 2>/dev/null || true
 cp target/dynasoar-ptx/*/nvptx64-nvidia-cuda/release/deps/*.s "$BUNDLE/ptx/" 2>/dev/null || true
 cp -r ../shared/data "$BUNDLE/data" 2>/dev/null || true
 cp scripts/gpu-run.sh "$BUNDLE/run.sh"
+cp -r scripts/gpu-run.d "$BUNDLE/run.d"
 du -sh "$BUNDLE" >&2
 echo "bundle ready: run 'bash $BUNDLE/run.sh' on the GPU machine (carry $BUNDLE)" >&2

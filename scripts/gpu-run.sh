@@ -9,7 +9,7 @@ mkdir -p "$OUT"
 LOG="$OUT/gpu-suite.log"
 SUMMARY="$OUT/summary.txt"
 BENCH="$OUT/bench.jsonl"
-: > "$LOG"; : > "$SUMMARY"; : > "$BENCH"
+: > "$LOG"; : > "$SUMMARY"; : > "$BENCH"; : > "$SUMMARY.tables"
 export DYNASOAR_REQUIRE_GPU=1
 export DYNASOAR_DATA="$HERE/data"
 
@@ -53,6 +53,6 @@ done
   printf '%s\n' "${rows[@]}"
   fails=$(printf '%s\n' "${rows[@]}" | grep -c FAIL)
   echo "steps: ${#rows[@]}, failed: $fails"
-  if [[ -s "$BENCH" ]]; then echo; echo "machine-readable results:"; cat "$BENCH"; fi
+  if [[ -s "$SUMMARY.tables" ]]; then echo; cat "$SUMMARY.tables"; fi
 } >> "$SUMMARY"
 cat "$SUMMARY"

@@ -97,6 +97,11 @@ pub struct Bitmap<'a> {
     _memory: PhantomData<&'a [Atomic64]>,
 }
 
+// SAFETY: a `Bitmap` is a shared view of atomics (like `&[Atomic64]`, which is Send + Sync).
+unsafe impl Send for Bitmap<'_> {}
+// SAFETY: as above.
+unsafe impl Sync for Bitmap<'_> {}
+
 impl<'a> Bitmap<'a> {
     /// A bitmap over `containers` (which must hold `geometry.containers` containers).
     pub fn new(geometry: &'a BitmapGeometry, containers: &'a [Atomic64]) -> Self {

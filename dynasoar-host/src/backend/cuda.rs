@@ -200,8 +200,9 @@ impl CudaExec {
         Ok(Duration::from_secs_f64(ms as f64 / 1e3))
     }
 
-    #[allow(dead_code)]
-    pub fn context(&self) -> &Arc<CudaContext> {
-        &self.ctx
+    pub fn set_malloc_heap(&self, bytes: usize) -> Result<()> {
+        self.ctx
+            .set_limit(cudarc::driver::sys::CUlimit::CU_LIMIT_MALLOC_HEAP_SIZE, bytes)
+            .map_err(|e| Error::driver(format!("setting CUDA's malloc heap to {bytes} bytes"), e))
     }
 }

@@ -394,6 +394,16 @@ impl Executor {
         }
     }
 
+    /// Size CUDA's own device-side `malloc` heap (for comparisons with it). Must be called
+    /// before the first kernel that uses `malloc`. The CPU backend has no such heap.
+    pub fn set_device_malloc_heap(&self, bytes: usize) -> Result<()> {
+        self.check_usable()?;
+        match &self.imp {
+            Imp::Cuda(c) => c.set_malloc_heap(bytes),
+            Imp::Cpu(_) => Err(Error::InvalidArgument("CUDA's device malloc heap exists only on the GPU".into())),
+        }
+    }
+
     fn cuda(&self) -> Result<&cuda::CudaExec> {
         match &self.imp {
             Imp::Cuda(c) => Ok(c),

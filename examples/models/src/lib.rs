@@ -4,5 +4,6 @@
 #![no_std]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx))]
 
+pub mod alloc_bench;
 pub mod smoke;
 pub mod storm;

@@ -1,0 +1,246 @@
+//! The Linux Scalability microbenchmark (DynaSOAr paper, section 7.4): every thread allocates
+//! `k` objects of 64 bytes, then frees them. Reports ns per allocation and per free for our
+//! allocator (with and without warp-level request coalescing), a bump-pointer `atomicAdd`
+//! allocator (the floor) and CUDA's device `malloc`, all measured in the same run.
+
+use clap::Parser;
+use dynasoar::host::{Buffer, DeviceHeap, Executor, Grid, HeapClass, Result};
+use dynasoar::{ClassSpec, Kernel};
+use dynasoar_examples::CommonArgs;
+use dynasoar_models::alloc_bench::{
+    AllocBenchParams, BUMP_ALLOC, CUDA_MALLOC_ALLOC, CUDA_MALLOC_FREE, LS_ALLOC, LS_ALLOC_UNCOALESCED, LS_FREE,
+    OBJECT_BYTES, Obj64,
+};
+
+#[derive(Parser)]
+#[command(about = "Linux Scalability: k allocations then k frees per thread, on several allocators")]
+struct Args {
+    /// Thread blocks.
+    #[arg(long, default_value_t = 64)]
+    blocks: u32,
+    /// Threads per block.
+    #[arg(long, default_value_t = 256)]
+    threads: u32,
+    /// Allocations per thread to measure (comma-separated).
+    #[arg(long, value_delimiter = ',', default_value = "1,2,4,8,16,32,64,128,256,512,1024")]
+    k: Vec<u32>,
+    /// Timed repetitions per point (the median is reported).
+    #[arg(long, default_value_t = 5)]
+    reps: usize,
+    /// Skip CUDA's device malloc.
+    #[arg(long)]
+    no_cuda_malloc: bool,
+    /// Timed repetitions for CUDA's device malloc, which is slow at large k.
+    #[arg(long, default_value_t = 1)]
+    cuda_reps: usize,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+struct Point {
+    allocator: &'static str,
+    k: u32,
+    alloc_ms: f64,
+    free_ms: Option<f64>,
+    failures: u64,
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+struct Bench<'a> {
+    exec: &'a Executor,
+    grid: Grid,
+    total_threads: u32,
+    out: Buffer<u64>,
+    failures: Buffer<u64>,
+    bump: Buffer<u64>,
+    arena: Buffer<u8>,
+    heap: DeviceHeap,
+}
+
+impl Bench<'_> {
+    fn params(&self, k: u32) -> AllocBenchParams {
+        AllocBenchParams {
+            heap: self.heap.ptr(),
+            out: self.out.ptr(),
+            threads: self.total_threads,
+            per_thread: k,
+            bump: self.bump.ptr(),
+            arena: self.arena.ptr().addr(),
+            arena_bytes: self.arena.len() as u64,
+            failures: self.failures.ptr(),
+        }
+    }
+
+    fn timed(&self, kernel: &Kernel<AllocBenchParams>, k: u32) -> Result<f64> {
+        let ((), t) = self.exec.time(|| self.exec.launch(kernel, self.grid, self.params(k)))?;
+        Ok(t.as_secs_f64() * 1e3)
+    }
+
+    fn reset_counters(&self) -> Result<()> {
+        self.exec.write_bytes(&self.failures, 0, &0u64.to_ne_bytes())?;
+        self.exec.write_bytes(&self.bump, 0, &0u64.to_ne_bytes())
+    }
+
+    fn failures(&self) -> Result<u64> {
+        Ok(self.exec.read_all(&self.failures)?[0])
+    }
+
+    /// Median over `reps` of (alloc, free) for one allocator.
+    fn measure(
+        &self,
+        name: &'static str,
+        alloc: &Kernel<AllocBenchParams>,
+        free: Option<&Kernel<AllocBenchParams>>,
+        k: u32,
+        reps: usize,
+    ) -> Result<Point> {
+        let (mut a, mut f, mut failures) = (Vec::new(), Vec::new(), 0);
+        // One untimed warm-up round, then the timed ones.
+        for rep in 0..=reps {
+            self.reset_counters()?;
+            let ta = self.timed(alloc, k)?;
+            let fails = self.failures()?;
+            let tf = match free {
+                Some(free) => Some(self.timed(free, k)?),
+                None => None,
+            };
+            if name.starts_with("dynasoar") {
+                // Every allocation must succeed and every free must return the heap to empty.
+                self.heap.take_errors(self.exec, &[alloc.name(), LS_FREE.name()])?;
+                let state = self.heap.state(self.exec)?;
+                assert_eq!(state.free_blocks, self.heap.config().num_blocks, "heap not empty after the frees");
+            }
+            if rep > 0 {
+                a.push(ta);
+                if let Some(tf) = tf {
+                    f.push(tf);
+                }
+                failures += fails;
+            }
+        }
+        Ok(Point { allocator: name, k, alloc_ms: median(a), free_ms: (!f.is_empty()).then(|| median(f)), failures })
+    }
+}
+
+fn main() -> std::process::ExitCode {
+    let args = Args::parse();
+    match run(&args) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(args: &Args) -> Result<()> {
+    let exec = args.common.executor()?;
+    let total_threads = args.blocks * args.threads;
+    let max_k = *args.k.iter().max().unwrap_or(&1);
+    let objects = total_threads as u64 * max_k as u64;
+    // The paper sizes the heap to fit 1024 objects per thread; we size it for the largest k,
+    // with a quarter more for blocks opened concurrently under contention.
+    let blocks_needed = objects.div_ceil(Obj64::OBJECTS_PER_BLOCK as u64);
+    let heap_bytes = blocks_needed * Obj64::BLOCK_BYTES * 5 / 4 + (16 << 20);
+    let cuda = exec.kind() == dynasoar::host::BackendKind::Cuda && !args.no_cuda_malloc;
+    if cuda {
+        exec.set_device_malloc_heap((objects * OBJECT_BYTES as u64 * 3) as usize)?;
+    }
+    let heap = DeviceHeap::new(&exec, heap_bytes, Obj64::BLOCK_BYTES, &[HeapClass { name: Obj64::NAME, objects_per_block: Obj64::OBJECTS_PER_BLOCK }])?;
+    let bench = Bench {
+        exec: &exec,
+        grid: Grid::new(args.blocks, args.threads),
+        total_threads,
+        out: exec.alloc_zeroed(objects as usize)?,
+        failures: exec.alloc_zeroed(1)?,
+        bump: exec.alloc_zeroed(1)?,
+        arena: exec.alloc_zeroed((objects * OBJECT_BYTES as u64) as usize)?,
+        heap,
+    };
+    eprintln!(
+        "linux-scalability on {}: {} x {} threads, heap {} MiB ({} blocks)",
+        exec.description(),
+        args.blocks,
+        args.threads,
+        heap_bytes >> 20,
+        bench.heap.config().num_blocks
+    );
+    let mut points = Vec::new();
+    for &k in &args.k {
+        let mut row = vec![
+            bench.measure("dynasoar", &LS_ALLOC, Some(&LS_FREE), k, args.reps)?,
+            bench.measure("dynasoar-nocoal", &LS_ALLOC_UNCOALESCED, Some(&LS_FREE), k, args.reps)?,
+            bench.measure("bump", &BUMP_ALLOC, None, k, args.reps)?,
+        ];
+        if cuda {
+            row.push(bench.measure("cuda-malloc", &CUDA_MALLOC_ALLOC, Some(&CUDA_MALLOC_FREE), k, args.cuda_reps)?);
+        }
+        for p in &row {
+            let n = total_threads as f64 * k as f64;
+            println!(
+                "bench=linux-scalability backend={} allocator={} threads={} k={} alloc_ms={:.4} free_ms={} ns_per_alloc={:.3} ns_per_free={} failures={}",
+                exec.kind().name(),
+                p.allocator,
+                total_threads,
+                k,
+                p.alloc_ms,
+                p.free_ms.map_or("na".into(), |f| format!("{f:.4}")),
+                p.alloc_ms * 1e6 / n,
+                p.free_ms.map_or("na".into(), |f| format!("{:.3}", f * 1e6 / n)),
+                p.failures
+            );
+        }
+        points.extend(row);
+    }
+    print_table(&points, total_threads);
+    Ok(())
+}
+
+fn print_table(points: &[Point], threads: u32) {
+    println!();
+    println!(
+        "{:>5} | {:>22} | {:>22} | {:>10} | {:>22} | {:>9} | {:>9}",
+        "k", "dynasoar alloc/free ns", "nocoal alloc/free ns", "bump ns", "cuda-malloc alloc/free", "vs floor", "vs cuda"
+    );
+    let ks: Vec<u32> = {
+        let mut v: Vec<u32> = points.iter().map(|p| p.k).collect();
+        v.dedup();
+        v
+    };
+    for k in ks {
+        let n = threads as f64 * k as f64;
+        let get = |name: &str| points.iter().find(|p| p.k == k && p.allocator == name);
+        let ns = |p: Option<&Point>| p.map(|p| (p.alloc_ms * 1e6 / n, p.free_ms.map(|f| f * 1e6 / n)));
+        let fmt = |v: Option<(f64, Option<f64>)>| match v {
+            Some((a, Some(f))) => format!("{a:>9.3} / {f:>9.3}"),
+            Some((a, None)) => format!("{a:>9.3}"),
+            None => "-".into(),
+        };
+        let d = ns(get("dynasoar"));
+        let floor = ns(get("bump")).map(|v| v.0);
+        let cuda = ns(get("cuda-malloc"));
+        let vs_floor = match (d, floor) {
+            (Some((a, _)), Some(f)) => format!("{:.2}x", a / f),
+            _ => "-".into(),
+        };
+        let vs_cuda = match (d, cuda) {
+            (Some((a, Some(fr))), Some((ca, Some(cf)))) => format!("{:.1}x", (ca + cf) / (a + fr)),
+            _ => "-".into(),
+        };
+        println!(
+            "{:>5} | {:>22} | {:>22} | {:>10} | {:>22} | {:>9} | {:>9}",
+            k,
+            fmt(d),
+            fmt(ns(get("dynasoar-nocoal"))),
+            fmt(ns(get("bump"))),
+            fmt(cuda),
+            vs_floor,
+            vs_cuda
+        );
+    }
+    println!("(ns per operation; 'vs floor': dynasoar alloc time over the bump allocator's; 'vs cuda': CUDA malloc+free time over dynasoar's)");
+}
