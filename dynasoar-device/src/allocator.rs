@@ -120,14 +120,21 @@ impl Heap<'_> {
     /// Lanes of a warp calling this together are served by one leader.
     #[inline]
     pub fn allocate<C: ClassSpec>(&self) -> Option<RawHandle> {
-        allocate_in_group::<C, _>(self, WarpGroup::current())
+        allocate_in_group::<C, _, DEFAULT_LOSSES_BEFORE_NEW_BLOCK>(self, WarpGroup::current())
+    }
+
+    /// [`allocate`](Self::allocate) with a leader that opens a new block after losing the race
+    /// for active blocks `LOSSES` times in a row (0: never, the paper's loop). For tuning.
+    #[inline]
+    pub fn allocate_tuned<C: ClassSpec, const LOSSES: u32>(&self) -> Option<RawHandle> {
+        allocate_in_group::<C, _, LOSSES>(self, WarpGroup::current())
     }
 
     /// Allocate without combining requests within the warp (each thread its own leader); the
     /// paper's DynaSOAr-NoCoal variant, kept for comparison.
     #[inline]
     pub fn allocate_uncoalesced<C: ClassSpec>(&self) -> Option<RawHandle> {
-        allocate_in_group::<C, _>(self, WarpGroup::solo())
+        allocate_in_group::<C, _, DEFAULT_LOSSES_BEFORE_NEW_BLOCK>(self, WarpGroup::solo())
     }
 
     /// Free the object `handle` of a class of this heap (`C` may be any class of the heap: only
@@ -160,16 +167,23 @@ impl Heap<'_> {
     }
 }
 
-/// Allocate one object of class `C` for each lane of `group`.
+/// Lost races for active blocks after which a leader opens a new block (0: never).
+pub const DEFAULT_LOSSES_BEFORE_NEW_BLOCK: u32 = 0;
+
+/// Allocate one object of class `C` for each lane of `group` (see
+/// [`Heap::allocate_tuned`] for `LOSSES`).
 #[inline]
-pub fn allocate_in_group<C: ClassSpec, S: BlockStore>(store: &S, group: WarpGroup) -> Option<RawHandle> {
+pub fn allocate_in_group<C: ClassSpec, S: BlockStore, const LOSSES: u32>(
+    store: &S,
+    group: WarpGroup,
+) -> Option<RawHandle> {
     let mut seed = warp_seed();
     let mut handed_out = 0u32;
     let mut mine = None;
     while handed_out < group.size {
         let (mut block, mut slots) = (0u64, 0u64);
         if group.is_leader()
-            && let Some((b, s)) = reserve_slots::<C, S>(store, group.size - handed_out, &mut seed)
+            && let Some((b, s)) = reserve_slots::<C, S, LOSSES>(store, group.size - handed_out, &mut seed)
         {
             (block, slots) = (b, s);
         }
@@ -195,12 +209,23 @@ pub fn allocate_in_group<C: ClassSpec, S: BlockStore>(store: &S, group: WarpGrou
 /// The leader's part of Alg. 1: reserve up to `wanted` slots in one block of class `C`.
 /// Returns the block's address and the reserved slots, or `None` when out of memory.
 #[inline]
-fn reserve_slots<C: ClassSpec, S: BlockStore>(store: &S, wanted: u32, seed: &mut u64) -> Option<(u64, u64)> {
+fn reserve_slots<C: ClassSpec, S: BlockStore, const LOSSES: u32>(
+    store: &S,
+    wanted: u32,
+    seed: &mut u64,
+) -> Option<(u64, u64)> {
     let active = store.active(C::TYPE_ID);
     let mut starved = 0u32;
+    let mut losses = 0u32;
     let mut backoff = Backoff::new();
     loop {
-        let index = match active.try_find_set(*seed) {
+        let found = if LOSSES > 0 && losses >= LOSSES {
+            losses = 0;
+            None
+        } else {
+            active.try_find_set(*seed)
+        };
+        let index = match found {
             Some(index) => index,
             None => match initialize_free_block::<C, S>(store, *seed) {
                 Some(index) => index,
@@ -246,9 +271,10 @@ fn reserve_slots<C: ClassSpec, S: BlockStore>(store: &S, wanted: u32, seed: &mut
                 release_slot(store, block, index, slot, type_id, preset);
             }
         }
-        // The block filled up (or changed class) since we found it: its active bit is on its
-        // way out. Let that thread run before we look again.
-        backoff.snooze();
+        // The block filled up (or changed class) since we found it: another warp won. Look
+        // again with a new rotation (and sleep only if we keep losing).
+        losses += 1;
+        backoff.retry();
         *seed = next_seed(*seed);
     }
 }

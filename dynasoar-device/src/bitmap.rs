@@ -249,7 +249,7 @@ impl<'a> Bitmap<'a> {
             {
                 return Some(pos);
             }
-            backoff.snooze();
+            backoff.retry();
             seed = next_seed(seed);
         }
         None

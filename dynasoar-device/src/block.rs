@@ -89,7 +89,7 @@ impl BlockHeader {
                 return None;
             }
             // Others took exactly the slots we chose; look again.
-            backoff.snooze();
+            backoff.retry();
         }
     }
 

@@ -6,7 +6,9 @@
 
 use std::sync::Arc;
 
-use dynasoar_device::allocator::{BlockStore, ROLLBACKS, allocate_in_group, release_slot};
+use dynasoar_device::allocator::{
+    BlockStore, DEFAULT_LOSSES_BEFORE_NEW_BLOCK, ROLLBACKS, allocate_in_group, release_slot,
+};
 use dynasoar_device::arch::WarpGroup;
 use dynasoar_device::arch::atomic::{Atomic32, Atomic64};
 use dynasoar_device::bitmap::{Bitmap, BitmapGeometry, init_container};
@@ -154,7 +156,7 @@ impl ClassSpec for B {
 }
 
 fn alloc<C: ClassSpec>(store: &Store) -> Option<RawHandle> {
-    allocate_in_group::<C, Store>(store, WarpGroup::current())
+    allocate_in_group::<C, Store, DEFAULT_LOSSES_BEFORE_NEW_BLOCK>(store, WarpGroup::current())
 }
 
 #[test]

@@ -73,17 +73,24 @@ pub fn shfl_u64(mask: u32, value: u64, src: u32) -> u64 {
 ///
 /// On the GPU this sleeps the calling thread with `nanosleep` (sm_70+), which lets the other
 /// threads of its warp and of its multiprocessor run; on the host it yields the OS thread.
+///
+/// Two uses: [`snooze`](Self::snooze) when waiting for another thread to finish something
+/// (sleep at once), [`retry`](Self::retry) after losing a race to a thread that made progress
+/// (retry at once a few times, as the paper's loops do, and sleep only if losing persists).
 pub struct Backoff {
     ns: u32,
+    free_retries: u32,
 }
 
 impl Backoff {
     const START_NS: u32 = 32;
     const MAX_NS: u32 = 2048;
+    /// Lost races retried without sleeping.
+    const FREE_RETRIES: u32 = 4;
 
     #[inline(always)]
     pub const fn new() -> Self {
-        Backoff { ns: Self::START_NS }
+        Backoff { ns: Self::START_NS, free_retries: Self::FREE_RETRIES }
     }
 
     /// Wait a little, twice as long as last time (up to a cap).
@@ -92,6 +99,19 @@ impl Backoff {
         nanosleep(self.ns);
         if self.ns < Self::MAX_NS {
             self.ns *= 2;
+        }
+    }
+
+    /// After a lost race: go again at once the first few times, then snooze.
+    #[inline(always)]
+    pub fn retry(&mut self) {
+        if self.free_retries > 0 {
+            self.free_retries -= 1;
+            // Still let loom schedule the winner: a model must never spin without yielding.
+            #[cfg(loom)]
+            loom::thread::yield_now();
+        } else {
+            self.snooze();
         }
     }
 }

@@ -400,7 +400,9 @@ impl Executor {
         self.check_usable()?;
         match &self.imp {
             Imp::Cuda(c) => c.set_malloc_heap(bytes),
-            Imp::Cpu(_) => Err(Error::InvalidArgument("CUDA's device malloc heap exists only on the GPU".into())),
+            Imp::Cpu(_) => {
+                Err(Error::InvalidArgument("CUDA's device malloc heap exists only on the GPU".into()))
+            }
         }
     }
 

@@ -65,6 +65,22 @@ pub fn ls_alloc(p: AllocBenchParams) {
     }
 }
 
+/// DynaSOAr whose leaders open a new block after losing the race for active blocks twice.
+#[kernel]
+pub fn ls_alloc_eager(p: AllocBenchParams) {
+    let Some(t) = thread_index(&p) else { return };
+    // SAFETY: as in `ls_alloc`.
+    let heap = unsafe { Heap::from_ptr(p.heap.as_ptr()) };
+    for j in 0..p.per_thread as usize {
+        let h = heap.allocate_tuned::<Obj64, 2>();
+        if h.is_none() {
+            count_failure(&p);
+        }
+        // SAFETY: as in `ls_alloc`.
+        unsafe { p.out.write(j * p.threads as usize + t, h.unwrap_or_default().0) };
+    }
+}
+
 /// DynaSOAr without request coalescing (the paper's DynaSOAr-NoCoal).
 #[kernel]
 pub fn ls_alloc_uncoalesced(p: AllocBenchParams) {

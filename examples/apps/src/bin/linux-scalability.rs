@@ -8,8 +8,8 @@ use dynasoar::host::{Buffer, DeviceHeap, Executor, Grid, HeapClass, Result};
 use dynasoar::{ClassSpec, Kernel};
 use dynasoar_examples::CommonArgs;
 use dynasoar_models::alloc_bench::{
-    AllocBenchParams, BUMP_ALLOC, CUDA_MALLOC_ALLOC, CUDA_MALLOC_FREE, LS_ALLOC, LS_ALLOC_UNCOALESCED, LS_FREE,
-    OBJECT_BYTES, Obj64,
+    AllocBenchParams, BUMP_ALLOC, CUDA_MALLOC_ALLOC, CUDA_MALLOC_FREE, LS_ALLOC, LS_ALLOC_EAGER,
+    LS_ALLOC_UNCOALESCED, LS_FREE, OBJECT_BYTES, Obj64,
 };
 
 #[derive(Parser)]
@@ -33,6 +33,10 @@ struct Args {
     /// Timed repetitions for CUDA's device malloc, which is slow at large k.
     #[arg(long, default_value_t = 1)]
     cuda_reps: usize,
+    /// Largest k at which CUDA's device malloc is measured (it takes ~100 s at k = 512 on an
+    /// H200).
+    #[arg(long, default_value_t = 64)]
+    cuda_max_k: u32,
     #[command(flatten)]
     common: CommonArgs,
 }
@@ -112,7 +116,11 @@ impl Bench<'_> {
                 // Every allocation must succeed and every free must return the heap to empty.
                 self.heap.take_errors(self.exec, &[alloc.name(), LS_FREE.name()])?;
                 let state = self.heap.state(self.exec)?;
-                assert_eq!(state.free_blocks, self.heap.config().num_blocks, "heap not empty after the frees");
+                assert_eq!(
+                    state.free_blocks,
+                    self.heap.config().num_blocks,
+                    "heap not empty after the frees"
+                );
             }
             if rep > 0 {
                 a.push(ta);
@@ -122,7 +130,13 @@ impl Bench<'_> {
                 failures += fails;
             }
         }
-        Ok(Point { allocator: name, k, alloc_ms: median(a), free_ms: (!f.is_empty()).then(|| median(f)), failures })
+        Ok(Point {
+            allocator: name,
+            k,
+            alloc_ms: median(a),
+            free_ms: (!f.is_empty()).then(|| median(f)),
+            failures,
+        })
     }
 }
 
@@ -150,7 +164,12 @@ fn run(args: &Args) -> Result<()> {
     if cuda {
         exec.set_device_malloc_heap((objects * OBJECT_BYTES as u64 * 3) as usize)?;
     }
-    let heap = DeviceHeap::new(&exec, heap_bytes, Obj64::BLOCK_BYTES, &[HeapClass { name: Obj64::NAME, objects_per_block: Obj64::OBJECTS_PER_BLOCK }])?;
+    let heap = DeviceHeap::new(
+        &exec,
+        heap_bytes,
+        Obj64::BLOCK_BYTES,
+        &[HeapClass { name: Obj64::NAME, objects_per_block: Obj64::OBJECTS_PER_BLOCK }],
+    )?;
     let bench = Bench {
         exec: &exec,
         grid: Grid::new(args.blocks, args.threads),
@@ -174,10 +193,17 @@ fn run(args: &Args) -> Result<()> {
         let mut row = vec![
             bench.measure("dynasoar", &LS_ALLOC, Some(&LS_FREE), k, args.reps)?,
             bench.measure("dynasoar-nocoal", &LS_ALLOC_UNCOALESCED, Some(&LS_FREE), k, args.reps)?,
+            bench.measure("dynasoar-eager", &LS_ALLOC_EAGER, Some(&LS_FREE), k, args.reps)?,
             bench.measure("bump", &BUMP_ALLOC, None, k, args.reps)?,
         ];
-        if cuda {
-            row.push(bench.measure("cuda-malloc", &CUDA_MALLOC_ALLOC, Some(&CUDA_MALLOC_FREE), k, args.cuda_reps)?);
+        if cuda && k <= args.cuda_max_k {
+            row.push(bench.measure(
+                "cuda-malloc",
+                &CUDA_MALLOC_ALLOC,
+                Some(&CUDA_MALLOC_FREE),
+                k,
+                args.cuda_reps,
+            )?);
         }
         for p in &row {
             let n = total_threads as f64 * k as f64;
@@ -204,7 +230,13 @@ fn print_table(points: &[Point], threads: u32) {
     println!();
     println!(
         "{:>5} | {:>22} | {:>22} | {:>10} | {:>22} | {:>9} | {:>9}",
-        "k", "dynasoar alloc/free ns", "nocoal alloc/free ns", "bump ns", "cuda-malloc alloc/free", "vs floor", "vs cuda"
+        "k",
+        "dynasoar alloc/free ns",
+        "nocoal alloc/free ns",
+        "bump ns",
+        "cuda-malloc alloc/free",
+        "vs floor",
+        "vs cuda"
     );
     let ks: Vec<u32> = {
         let mut v: Vec<u32> = points.iter().map(|p| p.k).collect();
@@ -242,5 +274,7 @@ fn print_table(points: &[Point], threads: u32) {
             vs_cuda
         );
     }
-    println!("(ns per operation; 'vs floor': dynasoar alloc time over the bump allocator's; 'vs cuda': CUDA malloc+free time over dynasoar's)");
+    println!(
+        "(ns per operation; 'vs floor': dynasoar alloc time over the bump allocator's; 'vs cuda': CUDA malloc+free time over dynasoar's)"
+    );
 }
