@@ -28,7 +28,7 @@ use crate::heap::{Heap, block_at};
 /// Rounds a leader retries when the class has no active block with room and no block is free,
 /// before reporting out of memory (blocks may be freed or filled concurrently meanwhile).
 #[cfg(not(loom))]
-const OUT_OF_MEMORY_ROUNDS: u32 = 64;
+const OUT_OF_MEMORY_ROUNDS: u32 = 16;
 #[cfg(loom)]
 const OUT_OF_MEMORY_ROUNDS: u32 = 2;
 

@@ -27,6 +27,8 @@ pub mod arch;
 pub mod bitmap;
 pub mod block;
 pub mod class;
+#[cfg(not(loom))]
+pub mod device;
 pub mod errors;
 pub mod handle;
 // The heap lives in raw device memory; loom models use `allocator::BlockStore` over vectors.
@@ -34,13 +36,23 @@ pub mod handle;
 pub mod heap;
 pub mod kernel;
 pub mod layout;
+pub mod math;
+pub mod object;
+#[cfg(not(loom))]
+pub mod parallel;
 pub mod plain;
+pub mod rand;
 
-pub use class::ClassSpec;
+pub use class::{AllocatorSpec, Class, ClassInfo, ClassSpec, Concrete, NoParent, Registered};
+#[cfg(not(loom))]
+pub use device::Device;
 pub use handle::RawHandle;
 #[cfg(not(loom))]
 pub use heap::{Heap, HeapHeader};
 pub use kernel::{DevPtr, Kernel};
+pub use object::{AtomicRef, Handle, IsA, Obj, Ref, View, Writable};
+#[cfg(not(loom))]
+pub use parallel::{ParallelMethod, ParallelNew};
 pub use plain::Plain;
 
 #[cfg(target_arch = "nvptx64")]

@@ -103,6 +103,15 @@ impl DeviceHeap {
         Ok(parity)
     }
 
+    /// Number of blocks the enumeration of `class` with `parity` listed (waits for it).
+    pub fn enumerated_blocks(&self, exec: &Executor, class: u8, parity: u32) -> Result<u32> {
+        let at = self.config.enumeration - self.config.base
+            + class as u64 * self.config.enum_stride
+            + 4 * (parity as u64 & 1);
+        let bytes = exec.read(&self.buffer, at as usize, 4)?;
+        Ok(u32::from_ne_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]))
+    }
+
     /// The heap's mutable state (waits for queued kernels).
     pub fn state(&self, exec: &Executor) -> Result<HeapStateWords> {
         let bytes = exec.read(&self.buffer, STATE_OFFSET as usize, std::mem::size_of::<HeapStateWords>())?;

@@ -12,10 +12,12 @@
 mod backend;
 mod error;
 pub mod heap;
+mod runtime;
 
 #[cfg(feature = "build")]
 pub mod build;
 
-pub use backend::{Backend, BackendKind, Buffer, Executor, ExecutorOptions, Grid};
+pub use backend::{Backend, BackendKind, Buffer, Executor, ExecutorOptions, Grid, Marker};
 pub use error::{Error, KernelNames, Result};
 pub use heap::{DeviceHeap, HeapClass, HeapSnapshot, HeapStats};
+pub use runtime::{DEFAULT_HEAP_BYTES, Runtime, RuntimeBuilder, Timings};

@@ -5,7 +5,10 @@
 //! names the runtime through `::dynasoar::__private`, so user crates depend on the `dynasoar`
 //! facade only.
 
+mod allocator;
+mod class;
 mod kernel;
+mod methods;
 mod plain;
 
 use proc_macro::TokenStream;
@@ -28,4 +31,64 @@ pub fn kernel(args: TokenStream, input: TokenStream) -> TokenStream {
 pub fn derive_plain(input: TokenStream) -> TokenStream {
     let input = syn::parse_macro_input!(input as syn::DeriveInput);
     plain::expand(&input).unwrap_or_else(syn::Error::into_compile_error).into()
+}
+
+/// Make a struct a SOA class: its objects live in the SOA blocks of an allocator's heap and are
+/// named by 64-bit handles.
+///
+/// ```ignore
+/// #[soa_class]
+/// pub struct Body { pub pos: Vec2, pub vel: Vec2, pub mass: f32 }
+///
+/// #[soa_class(abstract)]
+/// pub struct Agent { pub cell: Handle<Cell>, pub energy: u32 }
+///
+/// #[soa_class(extends = Agent)]   // gets `pub base: Agent` as its first field
+/// pub struct Fish { pub egg_timer: u32 }
+/// ```
+///
+/// Fields hold plain data (integers, floats, `bool`, `Handle<T>`, fixed arrays, `#[repr(C)]`
+/// structs deriving `Plain`); `#[atomic]` on a field adds `<field>_atomic()` for atomic
+/// operations. The macro generates a `<Class>Fields` trait with a getter `field()` and a setter
+/// `set_field(v)` per field (`field_at(i)`/`set_field_at(i, v)` for arrays), implemented for
+/// `Obj<T>`/`Ref<T>` of the class and all its subclasses; setters need a writable `Obj`.
+#[proc_macro_attribute]
+pub fn soa_class(args: TokenStream, input: TokenStream) -> TokenStream {
+    class::soa_class(args.into(), input.into()).unwrap_or_else(syn::Error::into_compile_error).into()
+}
+
+/// Mark methods of a class launchable from the host: `#[parallel]` methods run on every object
+/// of the class (and its subclasses) with `rt.parallel_do(Class::method)`, `#[parallel_new]`
+/// constructors create objects with `rt.parallel_new(Class::ctor, count)`.
+///
+/// ```ignore
+/// #[soa_methods]
+/// impl Body {
+///     #[parallel]
+///     pub fn step(this: Obj<Self>, dev: &Device<Space>, dt: f32) { /* ... */ }
+///
+///     #[parallel_new]
+///     pub fn random(dev: &Device<Space>, index: u64, seed: u64) -> Self { /* ... */ }
+/// }
+/// ```
+///
+/// Each such method becomes a launch token of the same name (an associated const), backed by
+/// a PTX kernel; its body is no longer callable as a function. Other methods stay as written.
+#[proc_macro_attribute]
+pub fn soa_methods(args: TokenStream, input: TokenStream) -> TokenStream {
+    methods::soa_methods(args.into(), input.into()).unwrap_or_else(syn::Error::into_compile_error).into()
+}
+
+/// Declare an allocator: the classes that share one heap, in type-id order.
+///
+/// ```ignore
+/// dynasoar::allocator!(pub Space: Body);
+/// dynasoar::allocator!(pub Ocean: Cell, Agent, Fish, Shark);
+/// ```
+///
+/// Computes the block geometry at compile time (the smallest concrete class gets 64 objects per
+/// block; a class more than 64 times larger is a compile error) and each class's type id.
+#[proc_macro]
+pub fn allocator(input: TokenStream) -> TokenStream {
+    allocator::allocator(input.into()).unwrap_or_else(syn::Error::into_compile_error).into()
 }

@@ -12,7 +12,7 @@
 #![no_std]
 
 pub use dynasoar_device::*;
-pub use dynasoar_macros::{Plain, kernel};
+pub use dynasoar_macros::{Plain, allocator, kernel, soa_class, soa_methods};
 
 #[cfg(not(target_arch = "nvptx64"))]
 pub use dynasoar_host as host;
@@ -20,11 +20,13 @@ pub use dynasoar_host as host;
 /// What model code and host code need in scope.
 pub mod prelude {
     pub use dynasoar_device::arch::{self, WarpGroup};
-    pub use dynasoar_device::{DevPtr, Kernel, Plain};
-    pub use dynasoar_macros::{Plain, kernel};
+    pub use dynasoar_device::math::{self, Vec2};
+    pub use dynasoar_device::rand::Rng;
+    pub use dynasoar_device::{AtomicRef, DevPtr, Device, Handle, Kernel, Obj, Plain, Ref};
+    pub use dynasoar_macros::{Plain, kernel, soa_class, soa_methods};
 
     #[cfg(not(target_arch = "nvptx64"))]
-    pub use dynasoar_host::{Backend, Executor, Grid};
+    pub use dynasoar_host::{Backend, Executor, Grid, Runtime};
 }
 
 /// Paths used by macro-generated code. Not a public API.

@@ -30,3 +30,30 @@ pub fn gpu_executor(test: &str) -> Option<Executor> {
         Err(e) => panic!("{test}: starting the CUDA backend failed: {e}"),
     }
 }
+
+/// A runtime of allocator `A` on the CPU backend (several threads, so objects really race).
+pub fn cpu_runtime<A: dynasoar::AllocatorSpec>(heap_bytes: u64) -> dynasoar::host::Runtime<A> {
+    dynasoar::host::Runtime::<A>::builder(MODELS_PTX)
+        .backend(Backend::Cpu)
+        .cpu_threads(4)
+        .heap_bytes(heap_bytes)
+        .quiet(true)
+        .build()
+        .expect("the CPU backend always starts")
+}
+
+/// A runtime of allocator `A` on the GPU, or `None` (printing why) as for [`gpu_executor`].
+pub fn gpu_runtime<A: dynasoar::AllocatorSpec>(
+    test: &str,
+    heap_bytes: u64,
+) -> Option<dynasoar::host::Runtime<A>> {
+    gpu_executor(test)?;
+    Some(
+        dynasoar::host::Runtime::<A>::builder(MODELS_PTX)
+            .backend(Backend::Cuda)
+            .heap_bytes(heap_bytes)
+            .quiet(true)
+            .build()
+            .expect("the CUDA backend started once already"),
+    )
+}

@@ -265,6 +265,35 @@ mod imp {
 atomic_type!(Atomic64, u64, AtomicU64, "64", reg64);
 atomic_type!(Atomic32, u32, AtomicU32, "32", reg32);
 
+impl Atomic32 {
+    /// Atomic `f32` add on the word's bits (`atom.add.f32`); returns the previous bits.
+    #[cfg(target_arch = "nvptx64")]
+    #[inline(always)]
+    pub fn fetch_add_f32(&self, value: f32) -> u32 {
+        let old: f32;
+        // SAFETY: as for the other atomics: `self` is a live, aligned word.
+        unsafe {
+            core::arch::asm!("atom.relaxed.gpu.add.f32 {o}, [{p}], {v};",
+                o = out(reg32) old, p = in(reg64) self.0.as_ptr(), v = in(reg32) value, options(nostack))
+        };
+        old.to_bits()
+    }
+
+    /// Atomic `f32` add on the word's bits (a CAS loop on the host); returns the previous bits.
+    #[cfg(not(target_arch = "nvptx64"))]
+    #[inline(always)]
+    pub fn fetch_add_f32(&self, value: f32) -> u32 {
+        let mut current = self.load();
+        loop {
+            let new = (f32::from_bits(current) + value).to_bits();
+            match self.compare_exchange(current, new) {
+                Ok(old) => return old,
+                Err(actual) => current = actual,
+            }
+        }
+    }
+}
+
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
@@ -285,6 +314,9 @@ mod tests {
         let b = Atomic32::new(u32::MAX);
         assert_eq!(b.fetch_add(1), u32::MAX);
         assert_eq!(b.load(), 0);
+        let f = Atomic32::new(1.5f32.to_bits());
+        assert_eq!(f32::from_bits(f.fetch_add_f32(2.25)), 1.5);
+        assert_eq!(f32::from_bits(f.load()), 3.75);
     }
 
     #[test]

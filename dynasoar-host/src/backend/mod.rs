@@ -374,6 +374,24 @@ impl Executor {
         }
     }
 
+    /// A point in the executor's stream of work, for timing what is queued between two markers
+    /// without waiting for it now.
+    pub fn marker(&self) -> Result<Marker> {
+        match &self.imp {
+            Imp::Cuda(c) => Ok(Marker(MarkerImp::Cuda(c.record_event()?))),
+            Imp::Cpu(_) => Ok(Marker(MarkerImp::Cpu(std::time::Instant::now()))),
+        }
+    }
+
+    /// Device time between two markers (waits for the later one).
+    pub fn elapsed(&self, from: &Marker, to: &Marker) -> Result<Duration> {
+        match (&self.imp, &from.0, &to.0) {
+            (Imp::Cuda(c), MarkerImp::Cuda(a), MarkerImp::Cuda(b)) => c.elapsed(a, b),
+            (_, MarkerImp::Cpu(a), MarkerImp::Cpu(b)) => Ok(b.saturating_duration_since(*a)),
+            _ => Err(Error::InvalidArgument("markers of different executors".into())),
+        }
+    }
+
     /// Run `f` and measure the device time it takes: CUDA events around it on the GPU (after
     /// the work it queues has finished), wall-clock time on the CPU.
     pub fn time<R>(&self, f: impl FnOnce() -> Result<R>) -> Result<(R, Duration)> {
@@ -429,6 +447,14 @@ fn as_bytes<T: Plain>(data: &[T]) -> &[u8] {
     // SAFETY: plain data has no padding-sensitive invariants for reading as bytes in our uses
     // (copies to device memory); the slice covers exactly `size_of_val(data)` bytes.
     unsafe { std::slice::from_raw_parts(data.as_ptr() as *const u8, std::mem::size_of_val(data)) }
+}
+
+/// A point in an executor's work (see [`Executor::marker`]).
+pub struct Marker(MarkerImp);
+
+enum MarkerImp {
+    Cuda(cudarc::driver::CudaEvent),
+    Cpu(std::time::Instant),
 }
 
 enum BufMem {

@@ -5,5 +5,7 @@
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx))]
 
 pub mod alloc_bench;
+pub mod api_demo;
+pub mod semantics;
 pub mod smoke;
 pub mod storm;

@@ -1,0 +1,109 @@
+//! The device-side context: what methods receive as `dev` to create, free and iterate objects.
+
+use core::marker::PhantomData;
+
+use crate::block::preset_mask;
+use crate::class::{AllocatorSpec, Class, Concrete, Registered};
+use crate::handle::RawHandle;
+use crate::heap::{Heap, HeapHeader};
+use crate::kernel::DevPtr;
+use crate::object::{Obj, View};
+
+/// A heap of allocator `A`, as device code uses it (passed to every `#[parallel]` method).
+#[repr(transparent)]
+pub struct Device<A> {
+    heap: DevPtr<HeapHeader>,
+    _alloc: PhantomData<fn() -> A>,
+}
+
+impl<A> Clone for Device<A> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<A> Copy for Device<A> {}
+
+impl<A: AllocatorSpec> Device<A> {
+    /// The context for the heap at `heap`.
+    ///
+    /// # Safety
+    /// `heap` must be an initialised heap of allocator `A`, alive while the context is used.
+    #[doc(hidden)]
+    #[inline(always)]
+    pub unsafe fn from_heap(heap: DevPtr<HeapHeader>) -> Self {
+        Device { heap, _alloc: PhantomData }
+    }
+
+    #[inline(always)]
+    pub(crate) fn heap(&self) -> Heap<'_> {
+        // SAFETY: `from_heap`'s contract.
+        unsafe { Heap::from_ptr(self.heap.as_ptr()) }
+    }
+
+    /// Create an object of class `T` holding `value`. `None` if the heap is out of memory (the
+    /// host then reports an out-of-memory error after the launch).
+    ///
+    /// Threads of a warp creating objects of the same class together share one allocation.
+    #[inline]
+    pub fn make_new<T>(&self, value: T) -> Option<Obj<T>>
+    where
+        T: Concrete + Registered<Alloc = A>,
+    {
+        let raw = self.heap().allocate::<T>()?;
+        // SAFETY: a fresh object of class `T`, owned by this thread.
+        unsafe { T::store(raw, &value) };
+        // SAFETY: as above.
+        Some(unsafe { Obj::from_raw(raw) })
+    }
+
+    /// Free `obj`. Inside a `parallel_do` over a class, the only object of that class a thread
+    /// may free is its own `this` (paper section 2.1); objects of other classes may be freed.
+    #[inline]
+    pub fn free<T>(&self, obj: Obj<T>)
+    where
+        T: Registered<Alloc = A>,
+    {
+        self.heap().free::<T>(obj.raw());
+    }
+
+    /// Call `f` on every object of class `T` and its subclasses, in this thread (paper's
+    /// `device_do`). Objects created or freed concurrently may or may not be visited.
+    #[inline]
+    pub fn device_do<T>(&self, mut f: impl FnMut(Obj<T>))
+    where
+        T: Registered<Alloc = A>,
+    {
+        let heap = self.heap();
+        let mut classes = T::SUBTREE;
+        while classes != 0 {
+            let class = classes.trailing_zeros() as u8;
+            classes &= classes - 1;
+            let objects = heap.class_objects(class);
+            let valid = !preset_mask(objects);
+            heap.allocated(class).for_each_set(|index| {
+                let mut slots = heap.block(index).alloc.load() & valid;
+                let addr = heap.block_addr(index);
+                while slots != 0 {
+                    let slot = slots.trailing_zeros();
+                    slots &= slots - 1;
+                    // SAFETY: the slot is allocated in a block of `class`, which is-a `T`.
+                    f(unsafe { Obj::from_raw(RawHandle::new(addr, slot, objects, class)) });
+                }
+            });
+        }
+    }
+
+    /// The object's value (all its fields at once, as its class's struct).
+    #[inline(always)]
+    pub fn load<T: Class>(&self, obj: Obj<T>) -> T {
+        // SAFETY: `obj` is a live object that is-a `T`.
+        unsafe { T::load(obj.raw()) }
+    }
+
+    /// Overwrite all the object's fields with `value`.
+    #[inline(always)]
+    pub fn store<T: Class>(&self, obj: Obj<T>, value: T) {
+        // SAFETY: `obj` is a live object that is-a `T`; the caller owns it for this write.
+        unsafe { T::store(obj.raw(), &value) }
+    }
+}

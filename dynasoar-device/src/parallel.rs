@@ -1,0 +1,206 @@
+//! The kernels behind the host's `parallel_do`, `parallel_new` and `collect`: their parameters,
+//! their typed launch tokens, and their bodies (generic; the macros instantiate them per method
+//! or class under a PTX entry point).
+//!
+//! A do-all kernel runs over the blocks the enumeration kernel listed for one concrete class
+//! (paper Figure 7-8): `N_T` consecutive threads per block, so a warp reads consecutive slots of
+//! one block (coalesced); a fixed grid strides over all of them. A thread visits a slot only if
+//! its bit is set in the block's iteration bitmap, the snapshot taken at enumeration: objects
+//! created during the launch are not visited.
+
+use core::marker::PhantomData;
+
+use crate::Plain;
+use crate::arch::{self, WarpGroup, atomic::Atomic32};
+use crate::class::{Class, Concrete, Registered};
+use crate::device::Device;
+use crate::handle::RawHandle;
+use crate::heap::{Heap, HeapHeader};
+use crate::kernel::{DevPtr, Kernel};
+use crate::object::Obj;
+
+/// Parameters of a do-all kernel.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct DoParams<Arg> {
+    pub heap: DevPtr<HeapHeader>,
+    /// The concrete class whose objects this launch visits.
+    pub class: u32,
+    pub objects_per_block: u32,
+    /// Which enumeration counter holds the number of listed blocks.
+    pub parity: u32,
+    pub _reserved: u32,
+    /// The method's argument.
+    pub arg: Arg,
+}
+// SAFETY: `repr(C)` plain data when `Arg` is.
+unsafe impl<Arg: Plain> Plain for DoParams<Arg> {}
+
+/// Parameters of a `parallel_new` kernel.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct NewParams<Arg> {
+    pub heap: DevPtr<HeapHeader>,
+    /// Objects to create: indices `first..first + count`.
+    pub first: u64,
+    pub count: u64,
+    pub arg: Arg,
+}
+// SAFETY: `repr(C)` plain data when `Arg` is.
+unsafe impl<Arg: Plain> Plain for NewParams<Arg> {}
+
+/// Parameters of a gather kernel (`collect`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct GatherParams {
+    pub heap: DevPtr<HeapHeader>,
+    pub class: u32,
+    pub objects_per_block: u32,
+    pub parity: u32,
+    pub _reserved: u32,
+    /// Room for `capacity` values.
+    pub out: DevPtr<u8>,
+    pub capacity: u64,
+    /// Values written so far (also past `capacity`: then the host retries with more room).
+    pub written: DevPtr<u32>,
+}
+// SAFETY: `repr(C)` plain data.
+unsafe impl Plain for GatherParams {}
+
+/// A `#[parallel]` method of class `T` taking an argument of type `Arg`: what the host passes
+/// to `parallel_do` (`rt.parallel_do(Body::step)`).
+pub struct ParallelMethod<T, Arg> {
+    kernel: Kernel<DoParams<Arg>>,
+    _class: PhantomData<fn() -> T>,
+}
+
+impl<T, Arg: Plain> ParallelMethod<T, Arg> {
+    #[doc(hidden)]
+    pub const fn new(kernel: Kernel<DoParams<Arg>>) -> Self {
+        ParallelMethod { kernel, _class: PhantomData }
+    }
+
+    pub const fn kernel(&self) -> &Kernel<DoParams<Arg>> {
+        &self.kernel
+    }
+}
+
+impl<T, Arg> Clone for ParallelMethod<T, Arg> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T, Arg> Copy for ParallelMethod<T, Arg> {}
+
+/// A `#[parallel_new]` constructor of class `T`: what the host passes to `parallel_new`.
+pub struct ParallelNew<T, Arg> {
+    kernel: Kernel<NewParams<Arg>>,
+    _class: PhantomData<fn() -> T>,
+}
+
+impl<T, Arg: Plain> ParallelNew<T, Arg> {
+    #[doc(hidden)]
+    pub const fn new(kernel: Kernel<NewParams<Arg>>) -> Self {
+        ParallelNew { kernel, _class: PhantomData }
+    }
+
+    pub const fn kernel(&self) -> &Kernel<NewParams<Arg>> {
+        &self.kernel
+    }
+}
+
+impl<T, Arg> Clone for ParallelNew<T, Arg> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T, Arg> Copy for ParallelNew<T, Arg> {}
+
+/// Visit the listed blocks of `class` (N objects per block) with a fixed grid: call `f` with
+/// every object whose bit is set in its block's iteration bitmap.
+#[inline(always)]
+fn for_each_listed(heap: &Heap<'_>, class: u8, objects: u32, parity: u32, mut f: impl FnMut(RawHandle)) {
+    let blocks = heap.enum_counters(class)[(parity & 1) as usize].load() as u64;
+    let n = objects as u64;
+    let total = blocks * n;
+    let stride = arch::global_thread_count() as u64;
+    let mut i = arch::global_thread_id() as u64;
+    if i >= total {
+        return;
+    }
+    // One division per thread; then advance (block, slot) by the stride without dividing.
+    let (mut position, mut slot) = (i / n, i % n);
+    let (step_blocks, step_slots) = (stride / n, stride % n);
+    let list = heap.enum_list(class);
+    while i < total {
+        // SAFETY: `position < blocks`, which the enumeration wrote.
+        let index = unsafe { list.add(position as usize).read() } as u64;
+        let block = heap.block(index);
+        if block.iter.load() & (1 << slot) != 0 {
+            f(RawHandle::new(heap.block_addr(index), slot as u32, objects, class));
+        }
+        i += stride;
+        position += step_blocks;
+        slot += step_slots;
+        if slot >= n {
+            slot -= n;
+            position += 1;
+        }
+    }
+}
+
+/// Body of the do-all kernel of a method of class `T`: call `method` on every object of the
+/// launched concrete class (which is-a `T`).
+#[inline(always)]
+pub fn run_parallel_do<T, Arg>(p: DoParams<Arg>, method: impl Fn(Obj<T>, &Device<T::Alloc>, Arg))
+where
+    T: Registered,
+    Arg: Plain,
+{
+    // SAFETY: the host launches do-all kernels on its heap of `T::Alloc`, after enumerating
+    // `p.class`, a concrete class in `T`'s subtree.
+    let dev = unsafe { Device::<T::Alloc>::from_heap(p.heap) };
+    let heap = dev.heap();
+    for_each_listed(&heap, p.class as u8, p.objects_per_block, p.parity, |raw| {
+        // SAFETY: a live object of a class that is-a `T` (see above).
+        method(unsafe { Obj::from_raw(raw) }, &dev, p.arg)
+    });
+}
+
+/// Body of a `parallel_new` kernel: object `i` of `first..first + count` is `make(dev, i, arg)`.
+#[inline(always)]
+pub fn run_parallel_new<T, Arg>(p: NewParams<Arg>, make: impl Fn(&Device<T::Alloc>, u64, Arg) -> T)
+where
+    T: Concrete,
+    Arg: Plain,
+{
+    // SAFETY: the host launches this on its heap of `T::Alloc`.
+    let dev = unsafe { Device::<T::Alloc>::from_heap(p.heap) };
+    let stride = arch::global_thread_count() as u64;
+    let mut i = arch::global_thread_id() as u64;
+    while i < p.count {
+        let value = make(&dev, p.first + i, p.arg);
+        // An allocation failure is raised in the heap and reported by the host.
+        let _ = dev.make_new(value);
+        i += stride;
+    }
+}
+
+/// Body of a gather kernel: copy every listed object of the launched concrete class (which
+/// is-a `T`) into `out` as a `T` value, in no particular order.
+#[inline(always)]
+pub fn run_gather<T: Class>(p: GatherParams) {
+    // SAFETY: the host launches this on an initialised heap, after enumerating `p.class`.
+    let heap = unsafe { Heap::from_ptr(p.heap.as_ptr()) };
+    // SAFETY: a counter updated atomically only.
+    let written = unsafe { Atomic32::from_ptr(p.written.as_ptr()) };
+    let out = p.out.cast::<T>();
+    for_each_listed(&heap, p.class as u8, p.objects_per_block, p.parity, |raw| {
+        let at = WarpGroup::current().fetch_add_u32(written, 1) as u64;
+        if at < p.capacity {
+            // SAFETY: `raw` is a live object that is-a `T`; `out` has room for `capacity`
+            // values and `at` is this thread's own entry.
+            unsafe { out.write(at as usize, T::load(raw)) };
+        }
+    });
+}

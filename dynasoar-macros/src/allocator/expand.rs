@@ -1,0 +1,123 @@
+//! Code generation for `allocator!`: the allocator type, each class's registration (type id,
+//! compile-time block geometry, subtree mask) and its gather kernel for `collect`.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+
+use super::ast::Allocator;
+
+pub fn expand(a: &Allocator) -> TokenStream {
+    let p = quote!(::dynasoar::__private);
+    let (attrs, vis, ident) = (&a.attrs, &a.vis, &a.ident);
+    let name = ident.to_string();
+    let classes = &a.classes;
+    let n = classes.len();
+    let consts = format_ident!("__DYNASOAR_{}", ident.to_string().to_uppercase());
+
+    // Sizes of the concrete classes fix the block geometry (abstract ones are never allocated).
+    let concrete_sizes = classes
+        .iter()
+        .map(|c| quote!(if <#c as #p::Class>::ABSTRACT { usize::MAX } else { ::core::mem::size_of::<#c>() }));
+    let parents =
+        classes.iter().map(|c| quote!(<<#c as #p::Class>::Parent as #p::class::ParentTypeId>::TYPE_ID));
+
+    let registrations = classes.iter().enumerate().map(|(i, c)| {
+        let id = i as u8;
+        let class_name = Allocator::class_name(c);
+        let gather_export = format!("dynasoar_gather__{name}__{class_name}");
+        let gather_host = format_ident!("__dynasoar_gather_{}_{}", ident, class_name);
+        let gather_entry = format_ident!("__dynasoar_gather_entry_{}_{}", ident, class_name);
+        let too_big = format!(
+            "class `{class_name}` is more than 64 times the size of the smallest class of allocator \
+             `{name}`: it would not fit a block; split it into smaller classes"
+        );
+        let span = c.span();
+        quote_spanned! {span=>
+            impl #p::ClassSpec for #c {
+                const TYPE_ID: u8 = #id;
+                const OBJECTS_PER_BLOCK: u32 =
+                    #p::layout::objects_per_block(::core::mem::size_of::<#c>(), #consts::SMALLEST);
+                const BLOCK_BYTES: u64 = #consts::BLOCK_BYTES;
+                const NAME: &'static str = <#c as #p::Class>::NAME;
+            }
+
+            // SAFETY: type ids and geometry are computed here for every class of `#ident`.
+            unsafe impl #p::Registered for #c {
+                type Alloc = #ident;
+                const SUBTREE: u64 = #p::class::subtree_mask(&#consts::PARENTS, #id);
+                const GATHER: #p::Kernel<#p::parallel::GatherParams> =
+                    #p::Kernel::new(#gather_export, #gather_host);
+            }
+
+            const _: () = assert!(
+                <#c as #p::Class>::ABSTRACT
+                    || #p::layout::fits(::core::mem::size_of::<#c>(), #consts::SMALLEST),
+                #too_big
+            );
+
+            // A class's parent must live in the same allocator.
+            const _: fn() = || {
+                fn parent_in<P: #p::class::ParentIn<#ident>>() {}
+                parent_in::<<#c as #p::Class>::Parent>();
+            };
+
+            #[doc(hidden)]
+            #[allow(non_snake_case)]
+            #[cfg_attr(target_arch = "nvptx64", inline(always))]
+            fn #gather_host(params: #p::parallel::GatherParams) {
+                #p::parallel::run_gather::<#c>(params)
+            }
+
+            #[cfg(target_arch = "nvptx64")]
+            #[doc(hidden)]
+            #[allow(non_snake_case)]
+            #[unsafe(export_name = #gather_export)]
+            pub unsafe extern "ptx-kernel" fn #gather_entry(params: #p::parallel::GatherParams) {
+                #gather_host(params)
+            }
+        }
+    });
+
+    let infos = classes.iter().enumerate().map(|(i, c)| {
+        let id = i as u8;
+        quote! {
+            #p::ClassInfo {
+                name: <#c as #p::Class>::NAME,
+                type_id: #id,
+                objects_per_block: <#c as #p::ClassSpec>::OBJECTS_PER_BLOCK,
+                parent: if #consts::PARENTS[#i] == u8::MAX { None } else { Some(#consts::PARENTS[#i]) },
+                is_abstract: <#c as #p::Class>::ABSTRACT,
+                size: ::core::mem::size_of::<#c>(),
+                subtree: <#c as #p::Registered>::SUBTREE,
+            }
+        }
+    });
+    let doc = format!("The allocator `{name}`: one heap for its classes (see `dynasoar::allocator!`).");
+
+    quote! {
+        #(#attrs)*
+        #[doc = #doc]
+        #vis enum #ident {}
+
+        #[doc(hidden)]
+        #[allow(non_snake_case)]
+        mod #consts {
+            #[allow(unused_imports)]
+            use super::*;
+            pub const SIZES: [usize; #n] = [#(#concrete_sizes),*];
+            pub const SMALLEST: u64 = #p::layout::smallest_size(&SIZES);
+            pub const BLOCK_BYTES: u64 = #p::layout::block_bytes(SMALLEST);
+            pub const PARENTS: [u8; #n] = [#(#parents),*];
+            const _: () = assert!(SMALLEST != u64::MAX, "an allocator needs at least one concrete (non-abstract) class");
+        }
+
+        impl #p::AllocatorSpec for #ident {
+            const NAME: &'static str = #name;
+            const BLOCK_BYTES: u64 = #consts::BLOCK_BYTES;
+            const CLASSES: &'static [#p::ClassInfo] = &[#(#infos),*];
+        }
+
+        #(#registrations)*
+    }
+}

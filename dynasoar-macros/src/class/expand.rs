@@ -1,0 +1,251 @@
+//! Code generation for `#[soa_class]`.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote, quote_spanned};
+use syn::Type;
+
+use super::ast::{Class, Field};
+use crate::kernel::quote_check_plain;
+
+pub fn expand(class: &Class) -> TokenStream {
+    let p = quote!(::dynasoar::__private);
+    let ident = &class.ident;
+    let vis = &class.vis;
+    let attrs = &class.attrs;
+    let name = ident.to_string();
+    let is_abstract = class.is_abstract;
+
+    let derive_copy = if derives(&class.attrs, "Copy") { quote!() } else { quote!(Copy,) };
+    let derive_clone = if derives(&class.attrs, "Clone") { quote!() } else { quote!(Clone,) };
+    let derives = quote!(#[derive(#derive_clone #derive_copy)]);
+
+    let base_field = class.parent.as_ref().map(|parent| {
+        quote! {
+            /// The fields inherited from the parent class.
+            pub base: #parent,
+        }
+    });
+    let fields = class.fields.iter().map(|f| {
+        let (attrs, vis, id, ty) = (&f.attrs, &f.vis, &f.ident, &f.ty);
+        quote!(#(#attrs)* #vis #id: #ty,)
+    });
+
+    let plain_checks = class.fields.iter().map(|f| quote_check_plain(&f.ty));
+    let atomic_checks = class.fields.iter().filter(|f| f.atomic).map(|f| {
+        let ty = &f.ty;
+        quote_spanned! {f.span=>
+            const _: fn() = || {
+                fn assert_atomic<T: #p::object::AtomicValue>() {}
+                assert_atomic::<#ty>();
+            };
+        }
+    });
+    let parent_ty = match &class.parent {
+        Some(parent) => quote!(#parent),
+        None => quote!(#p::NoParent),
+    };
+    let parent_check = class.parent.as_ref().map(|parent| {
+        quote_spanned! {syn::spanned::Spanned::span(parent)=>
+            const _: fn() = || {
+                fn assert_class<T: #p::Class>() {}
+                assert_class::<#parent>();
+            };
+        }
+    });
+
+    let offset = |f: &Field| {
+        let id = &f.ident;
+        quote!(::core::mem::offset_of!(#ident, #id) as u64)
+    };
+    let store_base = class
+        .parent
+        .as_ref()
+        .map(|parent| quote!(unsafe { <#parent as #p::Class>::store(raw, &value.base) };));
+    let store_fields = class.fields.iter().map(|f| {
+        let (id, ty, off) = (&f.ident, &f.ty, offset(f));
+        quote!(unsafe { #p::object::write_field::<#ty>(raw, #off, value.#id) };)
+    });
+    let load_base =
+        class.parent.as_ref().map(|parent| quote!(base: unsafe { <#parent as #p::Class>::load(raw) },));
+    let load_fields = class.fields.iter().map(|f| {
+        let (id, ty, off) = (&f.ident, &f.ty, offset(f));
+        quote!(#id: unsafe { #p::object::read_field::<#ty>(raw, #off) },)
+    });
+
+    let concrete = (!is_abstract).then(|| quote!(impl #p::Concrete for #ident {}));
+    let is_a_parent = class.parent.as_ref().map(|parent| {
+        quote! {
+            // SAFETY: `#ident` starts with its parent's value (`base`).
+            unsafe impl<__X, __D> #p::IsA<__X, #p::object::There<__D>> for #ident
+                where #parent: #p::IsA<__X, __D> {}
+        }
+    });
+
+    let fields_trait = format_ident!("{}Fields", ident);
+    let trait_doc = format!(
+        "Field access of objects of [`{name}`] and its subclasses, through [`Obj`]({p}::Obj) \
+         (read and write) and [`Ref`]({p}::Ref) (read only).",
+        p = "dynasoar"
+    );
+    let (decls, impls): (Vec<_>, Vec<_>) = class.fields.iter().map(|f| accessors(f, &offset(f))).unzip();
+
+    quote! {
+        #(#attrs)*
+        #[repr(C)]
+        #derives
+        #vis struct #ident {
+            #base_field
+            #(#fields)*
+        }
+
+        // SAFETY: `repr(C)` and every field is plain data (asserted below at each field's type).
+        unsafe impl #p::Plain for #ident {}
+        #(#plain_checks)*
+        #(#atomic_checks)*
+        #parent_check
+
+        // SAFETY: generated layout: `repr(C)` with the parent's value first.
+        unsafe impl #p::Class for #ident {
+            const NAME: &'static str = #name;
+            const ABSTRACT: bool = #is_abstract;
+            type Parent = #parent_ty;
+
+            #[inline(always)]
+            #[allow(unused_unsafe, clippy::unused_unit)]
+            unsafe fn store(raw: #p::RawHandle, value: &Self) {
+                #store_base
+                #(#store_fields)*
+            }
+
+            #[inline(always)]
+            #[allow(unused_unsafe)]
+            unsafe fn load(raw: #p::RawHandle) -> Self {
+                Self { #load_base #(#load_fields)* }
+            }
+        }
+        #concrete
+
+        // SAFETY: a class is itself.
+        unsafe impl #p::IsA<#ident, #p::object::Here> for #ident {}
+        #is_a_parent
+
+        #[doc = #trait_doc]
+        #vis trait #fields_trait<__D>: #p::View {
+            #(#decls)*
+        }
+
+        impl<__V, __D> #fields_trait<__D> for __V
+        where
+            __V: #p::View,
+            <__V as #p::View>::Class: #p::IsA<#ident, __D>,
+        {
+            #(#impls)*
+        }
+    }
+}
+
+/// Whether `attrs` derive `name` already.
+fn derives(attrs: &[syn::Attribute], name: &str) -> bool {
+    attrs.iter().filter(|a| a.path().is_ident("derive")).any(|a| {
+        let mut found = false;
+        let _ = a.parse_nested_meta(|m| {
+            if m.path.is_ident(name) {
+                found = true;
+            }
+            Ok(())
+        });
+        found
+    })
+}
+
+/// Trait declarations and implementations of one field's accessors.
+fn accessors(f: &Field, offset: &TokenStream) -> (TokenStream, TokenStream) {
+    let p = quote!(::dynasoar::__private);
+    let id = &f.ident;
+    let ty = &f.ty;
+    let docs = f.attrs.iter().filter(|a| a.path().is_ident("doc"));
+    let docs = quote!(#(#docs)*);
+    let setter = format_ident!("set_{}", id);
+    let set_doc = format!("Write field `{id}`.");
+    let field_addr = quote!(#p::View::raw(self).field_addr(#offset, ::core::mem::size_of::<#ty>() as u64));
+
+    let mut decls = Vec::new();
+    let mut impls = Vec::new();
+    if f.atomic {
+        let atomic = format_ident!("{}_atomic", id);
+        let atomic_doc = format!("Atomic operations on field `{id}`.");
+        decls.push(quote! {
+            #docs
+            fn #id(self) -> #ty;
+            #[doc = #set_doc]
+            fn #setter(self, value: #ty) where Self: #p::Writable;
+            #[doc = #atomic_doc]
+            fn #atomic(self) -> #p::AtomicRef<#ty> where Self: #p::Writable;
+        });
+        impls.push(quote! {
+            #[inline(always)]
+            fn #id(self) -> #ty {
+                // SAFETY: the field of a live object that is-a this class, accessed atomically.
+                unsafe { #p::AtomicRef::<#ty>::new(#field_addr as usize as *mut #ty) }.load()
+            }
+            #[inline(always)]
+            fn #setter(self, value: #ty) where Self: #p::Writable {
+                // SAFETY: as above.
+                unsafe { #p::AtomicRef::<#ty>::new(#field_addr as usize as *mut #ty) }.store(value)
+            }
+            #[inline(always)]
+            fn #atomic(self) -> #p::AtomicRef<#ty> where Self: #p::Writable {
+                // SAFETY: as above.
+                unsafe { #p::AtomicRef::<#ty>::new(#field_addr as usize as *mut #ty) }
+            }
+        });
+    } else {
+        decls.push(quote! {
+            #docs
+            fn #id(self) -> #ty;
+            #[doc = #set_doc]
+            fn #setter(self, value: #ty) where Self: #p::Writable;
+        });
+        impls.push(quote! {
+            #[inline(always)]
+            fn #id(self) -> #ty {
+                // SAFETY: the field of a live object that is-a this class.
+                unsafe { #p::object::read_field::<#ty>(#p::View::raw(self), #offset) }
+            }
+            #[inline(always)]
+            fn #setter(self, value: #ty) where Self: #p::Writable {
+                // SAFETY: as above.
+                unsafe { #p::object::write_field::<#ty>(#p::View::raw(self), #offset, value) }
+            }
+        });
+    }
+    if let Type::Array(array) = ty {
+        let elem = &array.elem;
+        let len = &array.len;
+        let at = format_ident!("{}_at", id);
+        let set_at = format_ident!("set_{}_at", id);
+        let at_doc = format!("Element `index` of array field `{id}` (panics if out of bounds).");
+        let set_at_doc = format!("Write element `index` of array field `{id}` (panics if out of bounds).");
+        decls.push(quote! {
+            #[doc = #at_doc]
+            fn #at(self, index: usize) -> #elem;
+            #[doc = #set_at_doc]
+            fn #set_at(self, index: usize, value: #elem) where Self: #p::Writable;
+        });
+        impls.push(quote! {
+            #[inline(always)]
+            fn #at(self, index: usize) -> #elem {
+                assert!(index < #len, "array field index out of bounds");
+                // SAFETY: element `index < len` of the field of a live object.
+                unsafe { #p::object::element_addr::<#elem>(#p::View::raw(self), #offset, #len, index).read() }
+            }
+            #[inline(always)]
+            fn #set_at(self, index: usize, value: #elem) where Self: #p::Writable {
+                assert!(index < #len, "array field index out of bounds");
+                // SAFETY: as above.
+                unsafe { #p::object::element_addr::<#elem>(#p::View::raw(self), #offset, #len, index).write(value) }
+            }
+        });
+    }
+    (quote!(#(#decls)*), quote!(#(#impls)*))
+}

@@ -1,0 +1,95 @@
+//! Checks of a class that the macro can see; the rest (plain data, atomic-capable types,
+//! parents being classes) is asserted in the generated code with each item's span.
+
+use syn::spanned::Spanned;
+use syn::{GenericArgument, PathArguments, Type};
+
+use super::ast::Class;
+
+/// Names the views' own methods use; a field with one of them would be unreachable.
+const RESERVED: &[&str] = &["raw", "handle", "as_ref", "up", "cast", "is", "is_exactly", "type_id", "base"];
+
+pub fn check(class: &Class) -> syn::Result<()> {
+    if let Some(lt) = class.generics.lifetimes().next() {
+        return Err(syn::Error::new(
+            lt.span(),
+            "a SOA class cannot have lifetime parameters: objects live in device memory and \
+             cannot borrow host data",
+        ));
+    }
+    if !class.generics.params.is_empty() {
+        return Err(syn::Error::new(
+            class.generics.span(),
+            "a SOA class cannot be generic: its block layout is fixed at compile time; make one \
+             class per concrete type",
+        ));
+    }
+    for field in &class.fields {
+        let name = field.ident.to_string();
+        if RESERVED.contains(&name.as_str()) {
+            return Err(syn::Error::new(
+                field.ident.span(),
+                format!("the field name `{name}` is reserved by object views; rename the field"),
+            ));
+        }
+        check_type(&field.ty, &name)?;
+    }
+    Ok(())
+}
+
+/// Reject types that can never be plain data, with a reason; others are checked by the
+/// `Plain` assertions the expansion emits.
+fn check_type(ty: &Type, field: &str) -> syn::Result<()> {
+    match ty {
+        Type::Reference(r) => Err(syn::Error::new(
+            r.span(),
+            format!(
+                "field `{field}` is a reference: objects live in device memory, where references \
+                 to host data mean nothing; to refer to another object, store a `Handle<T>`"
+            ),
+        )),
+        Type::Ptr(p) => Err(syn::Error::new(
+            p.span(),
+            format!(
+                "field `{field}` is a raw pointer: SOA classes hold plain data; to refer to another \
+                 object, store a `Handle<T>`"
+            ),
+        )),
+        Type::Array(a) => check_type(&a.elem, field),
+        Type::Paren(p) => check_type(&p.elem, field),
+        Type::Path(p) => {
+            let Some(last) = p.path.segments.last() else { return Ok(()) };
+            let name = last.ident.to_string();
+            let heap_owned = ["Box", "Vec", "String", "Rc", "Arc", "HashMap", "BTreeMap", "VecDeque"];
+            if heap_owned.contains(&name.as_str()) {
+                return Err(syn::Error::new(
+                    p.span(),
+                    format!(
+                        "field `{field}` has type `{name}`, which owns host memory: SOA classes hold \
+                         plain, fixed-size data; use a fixed array `[T; N]`, or objects linked by \
+                         `Handle<T>`"
+                    ),
+                ));
+            }
+            if let PathArguments::AngleBracketed(args) = &last.arguments {
+                for arg in &args.args {
+                    if let GenericArgument::Lifetime(lt) = arg {
+                        return Err(syn::Error::new(
+                            lt.span(),
+                            format!("field `{field}` borrows data: SOA classes hold plain data"),
+                        ));
+                    }
+                }
+            }
+            Ok(())
+        }
+        Type::TraitObject(t) => Err(syn::Error::new(
+            t.span(),
+            format!("field `{field}` is a trait object: SOA classes hold plain, sized data"),
+        )),
+        Type::Slice(s) => {
+            Err(syn::Error::new(s.span(), format!("field `{field}` is a slice: use a fixed array `[T; N]`")))
+        }
+        _ => Ok(()),
+    }
+}

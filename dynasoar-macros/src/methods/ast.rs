@@ -1,0 +1,205 @@
+//! Parsing and checking `#[soa_methods] impl Class { ... }`.
+
+use syn::spanned::Spanned;
+use syn::{FnArg, ImplItem, ImplItemFn, ItemImpl, Pat, ReturnType, Type};
+
+pub struct Methods {
+    pub item: ItemImpl,
+    /// The class's name (last path segment of the impl's type).
+    pub class: syn::Ident,
+    pub launchable: Vec<Launchable>,
+}
+
+pub enum Kind {
+    /// `#[parallel]`: `this: Obj<Self>` (or `Ref<Self>`), `dev: &Device<A>`, optional argument.
+    Parallel { read_only: bool },
+    /// `#[parallel_new]`: `dev: &Device<A>`, `index: u64`, optional argument; returns `Self`.
+    New,
+}
+
+pub struct Launchable {
+    pub kind: Kind,
+    pub func: ImplItemFn,
+    /// Type of the optional argument (`()` if none).
+    pub arg: Option<Type>,
+}
+
+const PARALLEL_SIGNATURE: &str = "a #[parallel] method looks like `fn name(this: Obj<Self>, dev: &Device<MyAllocator>)` \
+     (or `this: Ref<Self>` for read-only access), with at most one more parameter: a plain-data \
+     argument passed by the host";
+const NEW_SIGNATURE: &str = "a #[parallel_new] constructor looks like `fn name(dev: &Device<MyAllocator>, index: u64) -> Self`, \
+     with at most one more parameter: a plain-data argument passed by the host";
+
+impl Methods {
+    pub fn parse(input: proc_macro2::TokenStream) -> syn::Result<Self> {
+        let mut item: ItemImpl = syn::parse2(input)?;
+        if let Some((_, path, _)) = &item.trait_ {
+            return Err(syn::Error::new(
+                path.span(),
+                "#[soa_methods] goes on an inherent `impl Class`, not a trait impl",
+            ));
+        }
+        if !item.generics.params.is_empty() {
+            return Err(syn::Error::new(item.generics.span(), "#[soa_methods] impls cannot be generic"));
+        }
+        let class = match &*item.self_ty {
+            Type::Path(p) if p.qself.is_none() => p.path.segments.last().map(|s| s.ident.clone()),
+            _ => None,
+        }
+        .ok_or_else(|| syn::Error::new(item.self_ty.span(), "#[soa_methods] goes on `impl ClassName`"))?;
+
+        let mut launchable = Vec::new();
+        let mut kept = Vec::new();
+        for it in std::mem::take(&mut item.items) {
+            let ImplItem::Fn(mut func) = it else {
+                kept.push(it);
+                continue;
+            };
+            let parallel = take_attr(&mut func, "parallel")?;
+            let new = take_attr(&mut func, "parallel_new")?;
+            match (parallel, new) {
+                (false, false) => kept.push(ImplItem::Fn(func)),
+                (true, true) => {
+                    return Err(syn::Error::new(
+                        func.sig.ident.span(),
+                        "a method is either #[parallel] or #[parallel_new], not both",
+                    ));
+                }
+                (true, false) => launchable.push(parse_parallel(func)?),
+                (false, true) => launchable.push(parse_new(func)?),
+            }
+        }
+        item.items = kept;
+        Ok(Methods { item, class, launchable })
+    }
+}
+
+fn take_attr(func: &mut ImplItemFn, name: &str) -> syn::Result<bool> {
+    let mut found = false;
+    let mut err = None;
+    func.attrs.retain(|a| {
+        if a.path().is_ident(name) {
+            if !matches!(a.meta, syn::Meta::Path(_)) {
+                err = Some(syn::Error::new(a.span(), format!("#[{name}] takes no arguments")));
+            }
+            found = true;
+            false
+        } else {
+            true
+        }
+    });
+    match err {
+        Some(e) => Err(e),
+        None => Ok(found),
+    }
+}
+
+fn check_plain_fn(func: &ImplItemFn, usage: &str) -> syn::Result<()> {
+    let sig = &func.sig;
+    if !sig.generics.params.is_empty() {
+        return Err(syn::Error::new(sig.generics.span(), format!("{usage}; it cannot be generic")));
+    }
+    if sig.asyncness.is_some() || sig.constness.is_some() || sig.unsafety.is_some() {
+        return Err(syn::Error::new(sig.fn_token.span(), format!("{usage}; it is a plain, safe `fn`")));
+    }
+    if let Some(FnArg::Receiver(r)) = sig.inputs.first() {
+        return Err(syn::Error::new(r.span(), format!("{usage}; objects are passed as `this`, not `self`")));
+    }
+    Ok(())
+}
+
+fn param_type(arg: &FnArg) -> Option<&Type> {
+    match arg {
+        FnArg::Typed(t) => Some(&t.ty),
+        FnArg::Receiver(_) => None,
+    }
+}
+
+/// The last path segment's name of a type (`Obj<Self>` -> "Obj").
+fn type_name(ty: &Type) -> Option<String> {
+    match ty {
+        Type::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()),
+        _ => None,
+    }
+}
+
+fn is_device_ref(ty: &Type) -> bool {
+    matches!(ty, Type::Reference(r) if r.mutability.is_none() && type_name(&r.elem).as_deref() == Some("Device"))
+}
+
+fn parse_parallel(func: ImplItemFn) -> syn::Result<Launchable> {
+    check_plain_fn(&func, PARALLEL_SIGNATURE)?;
+    let sig = &func.sig;
+    if !matches!(sig.output, ReturnType::Default) {
+        return Err(syn::Error::new(sig.output.span(), format!("{PARALLEL_SIGNATURE}; it returns nothing")));
+    }
+    let inputs: Vec<&FnArg> = sig.inputs.iter().collect();
+    if inputs.len() < 2 || inputs.len() > 3 {
+        return Err(syn::Error::new(sig.inputs.span(), PARALLEL_SIGNATURE));
+    }
+    let this = param_type(inputs[0]).and_then(type_name);
+    let read_only = match this.as_deref() {
+        Some("Obj") => false,
+        Some("Ref") => true,
+        _ => {
+            return Err(syn::Error::new(
+                inputs[0].span(),
+                format!("{PARALLEL_SIGNATURE}; the first parameter is the object, `this: Obj<Self>`"),
+            ));
+        }
+    };
+    if !param_type(inputs[1]).is_some_and(is_device_ref) {
+        return Err(syn::Error::new(
+            inputs[1].span(),
+            format!("{PARALLEL_SIGNATURE}; the second parameter is the heap, `dev: &Device<MyAllocator>`"),
+        ));
+    }
+    let arg = inputs.get(2).map(|a| param_type(a).cloned()).unwrap_or(None);
+    check_arg_pattern(&func)?;
+    Ok(Launchable { kind: Kind::Parallel { read_only }, func, arg })
+}
+
+fn parse_new(func: ImplItemFn) -> syn::Result<Launchable> {
+    check_plain_fn(&func, NEW_SIGNATURE)?;
+    let sig = &func.sig;
+    if matches!(sig.output, ReturnType::Default) {
+        return Err(syn::Error::new(
+            sig.ident.span(),
+            format!("{NEW_SIGNATURE}; it returns the new object's value"),
+        ));
+    }
+    let inputs: Vec<&FnArg> = sig.inputs.iter().collect();
+    if inputs.len() < 2 || inputs.len() > 3 {
+        return Err(syn::Error::new(sig.inputs.span(), NEW_SIGNATURE));
+    }
+    if !param_type(inputs[0]).is_some_and(is_device_ref) {
+        return Err(syn::Error::new(
+            inputs[0].span(),
+            format!("{NEW_SIGNATURE}; the first parameter is `dev: &Device<MyAllocator>`"),
+        ));
+    }
+    if param_type(inputs[1]).and_then(type_name).as_deref() != Some("u64") {
+        return Err(syn::Error::new(
+            inputs[1].span(),
+            format!("{NEW_SIGNATURE}; the second parameter is `index: u64`"),
+        ));
+    }
+    let arg = inputs.get(2).map(|a| param_type(a).cloned()).unwrap_or(None);
+    check_arg_pattern(&func)?;
+    Ok(Launchable { kind: Kind::New, func, arg })
+}
+
+/// Parameters must be plain identifiers (they are forwarded by name).
+fn check_arg_pattern(func: &ImplItemFn) -> syn::Result<()> {
+    for input in &func.sig.inputs {
+        if let FnArg::Typed(t) = input {
+            if !matches!(&*t.pat, Pat::Ident(_) | Pat::Wild(_)) {
+                return Err(syn::Error::new(
+                    t.pat.span(),
+                    "launchable methods take parameters by plain name",
+                ));
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,116 @@
+//! Code generation for `#[soa_methods]`: per launchable method, the body kept as a hidden
+//! associated function, a launch token under the method's name, a kernel body and, on nvptx,
+//! its PTX entry point.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+
+use super::ast::{Kind, Launchable, Methods};
+use crate::kernel::quote_check_plain;
+
+pub fn expand(m: &Methods) -> TokenStream {
+    let p = quote!(::dynasoar::__private);
+    let class = &m.class;
+    let self_ty = &m.item.self_ty;
+    let mut inner = Vec::new();
+    let mut outer = Vec::new();
+    for l in &m.launchable {
+        let (assoc, free) = launchable(&p, class, self_ty, l);
+        inner.push(assoc);
+        outer.push(free);
+    }
+    let attrs = &m.item.attrs;
+    let items = &m.item.items;
+    quote! {
+        #(#attrs)*
+        impl #self_ty {
+            #(#items)*
+            #(#inner)*
+        }
+        #(#outer)*
+    }
+}
+
+fn launchable(
+    p: &TokenStream,
+    class: &syn::Ident,
+    self_ty: &syn::Type,
+    l: &Launchable,
+) -> (TokenStream, TokenStream) {
+    let func = &l.func;
+    let name = &func.sig.ident;
+    let vis = &func.vis;
+    let hidden = format_ident!("__dynasoar_{}", name);
+    let arg_ty = l.arg.clone().unwrap_or_else(|| syn::parse_quote!(()));
+    let pass_arg = l.arg.as_ref().map(|_| quote!(, arg));
+    let docs = func.attrs.iter().filter(|a| a.path().is_ident("doc"));
+    let other_attrs = func.attrs.iter().filter(|a| !a.path().is_ident("doc"));
+    let (sig_inputs, sig_output, block) = (&func.sig.inputs, &func.sig.output, &func.block);
+    let body_fn = quote! {
+        #[doc(hidden)]
+        #[inline(always)]
+        #(#other_attrs)*
+        pub fn #hidden(#sig_inputs) #sig_output #block
+    };
+    let host_fn = format_ident!("__dynasoar_kernel_{}_{}", class, name);
+    let entry_fn = format_ident!("__dynasoar_entry_{}_{}", class, name);
+    let arg_check = l.arg.as_ref().map(quote_check_plain);
+
+    let (token_ty, export, run) = match l.kind {
+        Kind::Parallel { read_only } => {
+            let this = if read_only { quote!(this.as_ref()) } else { quote!(this) };
+            (
+                quote!(#p::ParallelMethod<Self, #arg_ty>),
+                format!("dynasoar_do__{class}__{name}"),
+                quote! {
+                    #p::parallel::run_parallel_do::<#self_ty, #arg_ty>(params, |this, dev, arg| {
+                        let _ = &arg;
+                        <#self_ty>::#hidden(#this, dev #pass_arg)
+                    })
+                },
+            )
+        }
+        Kind::New => (
+            quote!(#p::ParallelNew<Self, #arg_ty>),
+            format!("dynasoar_new__{class}__{name}"),
+            quote! {
+                #p::parallel::run_parallel_new::<#self_ty, #arg_ty>(params, |dev, index, arg| {
+                    let _ = &arg;
+                    <#self_ty>::#hidden(dev, index #pass_arg)
+                })
+            },
+        ),
+    };
+    let params_ty = match l.kind {
+        Kind::Parallel { .. } => quote!(#p::parallel::DoParams<#arg_ty>),
+        Kind::New => quote!(#p::parallel::NewParams<#arg_ty>),
+    };
+    let token = quote! {
+        #(#docs)*
+        #[allow(non_upper_case_globals)]
+        #vis const #name: #token_ty = <#token_ty>::new(#p::Kernel::new(#export, #host_fn));
+    };
+    let assoc = quote! {
+        #body_fn
+        #token
+    };
+    let free = quote! {
+        #[doc(hidden)]
+        #[allow(non_snake_case)]
+        #[cfg_attr(target_arch = "nvptx64", inline(always))]
+        fn #host_fn(params: #params_ty) {
+            #run
+        }
+
+        #[cfg(target_arch = "nvptx64")]
+        #[doc(hidden)]
+        #[allow(non_snake_case)]
+        #[unsafe(export_name = #export)]
+        pub unsafe extern "ptx-kernel" fn #entry_fn(params: #params_ty) {
+            #host_fn(params)
+        }
+
+        #arg_check
+    };
+    (assoc, free)
+}

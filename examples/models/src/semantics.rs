@@ -1,0 +1,124 @@
+//! A model that exercises the DSL's semantics, for the tests: inheritance and abstract classes,
+//! `parallel_do` visiting exactly the objects that existed at launch, objects freeing
+//! themselves, `device_do`, atomic fields, type checks and casts.
+
+use dynasoar::prelude::*;
+
+/// Animals are abstract: only cats and dogs exist.
+#[soa_class(abstract)]
+#[derive(Debug, PartialEq)]
+pub struct Animal {
+    pub id: u32,
+    /// How many times `Animal::tick` visited this object.
+    pub ticks: u32,
+    /// Filled by `count_cats`.
+    pub cats_seen: u32,
+}
+
+#[soa_class(extends = Animal)]
+#[derive(Debug, PartialEq)]
+pub struct Cat {
+    pub lives: u32,
+}
+
+#[soa_class(extends = Animal)]
+#[derive(Debug, PartialEq)]
+pub struct Dog {
+    pub registry: Handle<Registry>,
+    pub bones: [u16; 3],
+}
+
+/// One object counts, atomically, what many threads report.
+#[soa_class]
+#[derive(Debug, PartialEq)]
+pub struct Registry {
+    #[atomic]
+    pub dogs: u32,
+    #[atomic]
+    pub weight: f32,
+    #[atomic]
+    pub last: Handle<Dog>,
+}
+
+dynasoar::allocator!(pub Zoo: Animal, Cat, Dog, Registry);
+
+#[soa_methods]
+impl Registry {
+    #[parallel_new]
+    pub fn create(_dev: &Device<Zoo>, _index: u64) -> Self {
+        Registry { dogs: 0, weight: 0.0, last: Handle::NULL }
+    }
+
+    /// Cats: index `i` gets id `i`; dogs: id `1000 + i`, registered in the (only) registry.
+    #[parallel]
+    pub fn populate(this: Obj<Self>, dev: &Device<Zoo>, count: u32) {
+        for i in 0..count {
+            let base = Animal { id: i, ticks: 0, cats_seen: 0 };
+            let _ = dev.make_new(Cat { base, lives: 9 });
+            let base = Animal { id: 1000 + i, ticks: 0, cats_seen: 0 };
+            let _ = dev.make_new(Dog { base, registry: this.handle(), bones: [1, 2, 3] });
+        }
+    }
+}
+
+#[soa_methods]
+impl Animal {
+    /// Every animal, of either class, counts one visit.
+    #[parallel]
+    pub fn tick(this: Obj<Self>, _dev: &Device<Zoo>) {
+        this.set_ticks(this.ticks() + 1);
+    }
+
+    /// Count the cats with `device_do`.
+    #[parallel]
+    pub fn count_cats(this: Obj<Self>, dev: &Device<Zoo>) {
+        let mut n = 0;
+        dev.device_do::<Cat>(|_| n += 1);
+        this.set_cats_seen(n);
+    }
+
+    /// A read-only method: checks run-time types without writing.
+    #[parallel]
+    pub fn check_types(this: Ref<Self>, _dev: &Device<Zoo>) {
+        assert!(this.is::<Animal>());
+        assert!(this.is::<Cat>() != this.is::<Dog>());
+        assert!(!this.is::<Registry>());
+    }
+}
+
+#[soa_methods]
+impl Cat {
+    /// Each cat has a kitten (created during the launch: not visited by it), which gets the
+    /// parent's id plus 100000 and one fewer life.
+    #[parallel]
+    pub fn have_kitten(this: Obj<Self>, dev: &Device<Zoo>) {
+        this.set_ticks(this.ticks() + 10);
+        let base = Animal { id: this.id() + 100_000, ticks: 0, cats_seen: 0 };
+        let _ = dev.make_new(Cat { base, lives: this.lives() - 1 });
+    }
+
+    /// Cats with an odd id free themselves.
+    #[parallel]
+    pub fn leave_if_odd(this: Obj<Self>, dev: &Device<Zoo>) {
+        if this.id() % 2 == 1 {
+            dev.free(this);
+        }
+    }
+}
+
+#[soa_methods]
+impl Dog {
+    /// Every dog reports to its registry atomically, and checks its casts.
+    #[parallel]
+    pub fn report(this: Obj<Self>, _dev: &Device<Zoo>) {
+        let animal: Obj<Animal> = this.up();
+        assert!(animal.cast::<Dog>().is_some() && animal.cast::<Cat>().is_none());
+        assert!(animal.is_exactly::<Dog>() && !animal.is_exactly::<Animal>());
+        if let Some(registry) = this.registry().get() {
+            registry.dogs_atomic().fetch_add(1);
+            registry.weight_atomic().fetch_add(0.5);
+            registry.last_atomic().store(this.handle());
+        }
+        this.set_bones_at(2, this.bones_at(2) + this.bones_at(0));
+    }
+}

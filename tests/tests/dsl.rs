@@ -1,0 +1,148 @@
+//! The DSL's semantics on both backends: inheritance and abstract classes, `parallel_do`
+//! visiting exactly the objects that existed at launch, self-freeing, `device_do`, atomic
+//! fields, casts; and the paper's API example giving identical results on CPU and GPU.
+
+use dynasoar::host::{Error, Runtime};
+use dynasoar_models::api_demo::{Bar, DemoAlloc, Foo};
+use dynasoar_models::semantics::{Animal, Cat, Dog, Registry, Zoo};
+use dynasoar_tests::{cpu_runtime, gpu_runtime};
+
+fn zoo_semantics(rt: &Runtime<Zoo>) {
+    rt.parallel_new(Registry::create, 1).unwrap();
+    rt.parallel_do_with(Registry::populate, 50u32).unwrap();
+    assert_eq!(rt.count::<Cat>().unwrap(), 50);
+    assert_eq!(rt.count::<Dog>().unwrap(), 50);
+    assert_eq!(rt.count::<Animal>().unwrap(), 100, "a parent counts its subclasses' objects");
+    assert_eq!(rt.count::<Registry>().unwrap(), 1);
+
+    // A method of the abstract parent runs on every concrete subclass, once per object.
+    rt.parallel_do(Animal::tick).unwrap();
+    let animals = rt.collect::<Animal>().unwrap();
+    assert_eq!(animals.len(), 100);
+    assert!(animals.iter().all(|a| a.ticks == 1), "{animals:?}");
+
+    // Objects created during a parallel_do are not visited by it.
+    rt.parallel_do(Cat::have_kitten).unwrap();
+    let cats = rt.collect::<Cat>().unwrap();
+    assert_eq!(cats.len(), 100);
+    let (parents, kittens): (Vec<&Cat>, Vec<&Cat>) = cats.iter().partition(|c| c.base.id < 100_000);
+    assert_eq!((parents.len(), kittens.len()), (50, 50));
+    assert!(parents.iter().all(|c| c.base.ticks == 11 && c.lives == 9));
+    assert!(kittens.iter().all(|c| c.base.ticks == 0 && c.lives == 8), "kittens were visited");
+    let mut kitten_ids: Vec<u32> = kittens.iter().map(|c| c.base.id).collect();
+    kitten_ids.sort();
+    assert_eq!(kitten_ids, (100_000..100_050).collect::<Vec<_>>());
+
+    // An object may free itself.
+    rt.parallel_do(Cat::leave_if_odd).unwrap();
+    let cats = rt.collect::<Cat>().unwrap();
+    assert_eq!(cats.len(), 50);
+    assert!(cats.iter().all(|c| c.base.id % 2 == 0));
+
+    // device_do visits every object of the class.
+    rt.parallel_do(Animal::count_cats).unwrap();
+    let animals = rt.collect::<Animal>().unwrap();
+    assert_eq!(animals.len(), 100);
+    assert!(
+        animals.iter().all(|a| a.cats_seen == 50),
+        "{:?}",
+        animals.iter().map(|a| a.cats_seen).collect::<Vec<_>>()
+    );
+
+    // Read-only methods, type checks and casts (assertions inside trap on failure).
+    rt.parallel_do(Animal::check_types).unwrap();
+
+    // Atomic fields, written by every dog at once.
+    rt.parallel_do(Dog::report).unwrap();
+    let registry = rt.collect::<Registry>().unwrap();
+    assert_eq!(registry.len(), 1);
+    assert_eq!(registry[0].dogs, 50);
+    assert_eq!(registry[0].weight, 25.0);
+    assert!(!registry[0].last.is_null());
+    let dogs = rt.collect::<Dog>().unwrap();
+    assert!(dogs.iter().all(|d| d.bones == [1, 2, 4] && d.base.id >= 1000));
+
+    let stats = rt.stats().unwrap();
+    let cat_stats = &stats.classes[1];
+    assert_eq!((cat_stats.name, cat_stats.objects), ("Cat", 50));
+    assert!(stats.fill() > 0.0 && stats.fragmentation() < 1.0);
+
+    rt.reset().unwrap();
+    assert_eq!(rt.count::<Animal>().unwrap(), 0);
+}
+
+#[test]
+fn dsl_semantics_on_cpu() {
+    zoo_semantics(&cpu_runtime::<Zoo>(8 << 20));
+}
+
+#[test]
+fn dsl_semantics_on_gpu() {
+    let Some(rt) = gpu_runtime::<Zoo>("dsl_semantics_on_gpu", 64 << 20) else { return };
+    zoo_semantics(&rt);
+}
+
+/// The API example, deterministic: sorted values.
+fn api_demo(rt: &Runtime<DemoAlloc>, n: u64) -> (Vec<Foo>, Vec<Bar>) {
+    rt.parallel_new(Foo::create, n).unwrap();
+    rt.parallel_do_with(Foo::increment, 3i32).unwrap();
+    rt.parallel_do(Bar::increment).unwrap();
+    rt.parallel_do_with(Foo::increment, -1i32).unwrap();
+    let mut foos = rt.collect::<Foo>().unwrap();
+    let mut bars = rt.collect::<Bar>().unwrap();
+    foos.sort_by_key(|f| f.a);
+    bars.sort_by_key(|b| b.c);
+    (foos, bars)
+}
+
+fn check_api_demo(foos: &[Foo], bars: &[Bar], n: u64) {
+    assert_eq!(foos.len() as u64, n);
+    assert_eq!(bars.len() as u64, n);
+    for (i, f) in foos.iter().enumerate() {
+        assert_eq!(f.a, i as i32 + 2);
+        assert_eq!(f.b, 2.0);
+        assert!(!f.partner.is_null());
+    }
+    for (i, b) in bars.iter().enumerate() {
+        assert_eq!(b.c, 10 * i as i32 + 3);
+        // d[i] started at i; increments landed at a % 4 after each Foo::increment.
+        let mut d = [i as u32; 4];
+        d[(i + 3) % 4] += 1;
+        d[(i + 2) % 4] += 1;
+        assert_eq!(b.d, d, "bar {i}");
+    }
+}
+
+#[test]
+fn api_example_on_cpu() {
+    let (foos, bars) = api_demo(&cpu_runtime::<DemoAlloc>(8 << 20), 5000);
+    check_api_demo(&foos, &bars, 5000);
+}
+
+#[test]
+fn api_example_gives_the_same_results_on_gpu_and_cpu() {
+    let Some(gpu) = gpu_runtime::<DemoAlloc>("api_example_gives_the_same_results_on_gpu_and_cpu", 64 << 20)
+    else {
+        return;
+    };
+    let n = 200_000;
+    let on_gpu = api_demo(&gpu, n);
+    check_api_demo(&on_gpu.0, &on_gpu.1, n);
+    let on_cpu = api_demo(&cpu_runtime::<DemoAlloc>(64 << 20), n);
+    // Handles differ (addresses); everything else is identical.
+    let strip = |fs: &[Foo]| fs.iter().map(|f| (f.a, f.b.to_bits())).collect::<Vec<_>>();
+    assert_eq!(strip(&on_gpu.0), strip(&on_cpu.0));
+    assert_eq!(on_gpu.1, on_cpu.1);
+}
+
+#[test]
+fn out_of_memory_in_a_method_names_it() {
+    let rt = cpu_runtime::<Zoo>(256 << 10);
+    rt.parallel_new(Registry::create, 1).unwrap();
+    let err = rt.parallel_do_with(Registry::populate, 20_000u32).unwrap_err();
+    assert!(matches!(err, Error::OutOfMemory { .. }), "{err}");
+    assert!(err.to_string().contains("dynasoar_do__Registry__populate"), "{err}");
+    // The heap stays usable.
+    rt.parallel_do(Animal::tick).unwrap();
+    assert!(rt.count::<Animal>().unwrap() > 0);
+}
