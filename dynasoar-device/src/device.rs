@@ -3,7 +3,7 @@
 use core::marker::PhantomData;
 
 use crate::block::preset_mask;
-use crate::class::{AllocatorSpec, Class, Concrete, Registered};
+use crate::class::{AllocatorSpec, Class, Concrete, MemberOf, Registered};
 use crate::handle::RawHandle;
 use crate::heap::{Heap, HeapHeader};
 use crate::kernel::DevPtr;
@@ -47,8 +47,14 @@ impl<A: AllocatorSpec> Device<A> {
     #[inline]
     pub fn make_new<T>(&self, value: T) -> Option<Obj<T>>
     where
-        T: Concrete + Registered<Alloc = A>,
+        T: Concrete + MemberOf<A>,
     {
+        self.make_new_registered(value)
+    }
+
+    /// [`make_new`](Self::make_new) for generic code that knows `T: Registered<Alloc = A>`.
+    #[inline(always)]
+    pub(crate) fn make_new_registered<T: Concrete + Registered>(&self, value: T) -> Option<Obj<T>> {
         let raw = self.heap().allocate::<T>()?;
         // SAFETY: a fresh object of class `T`, owned by this thread.
         unsafe { T::store(raw, &value) };
@@ -61,7 +67,7 @@ impl<A: AllocatorSpec> Device<A> {
     #[inline]
     pub fn free<T>(&self, obj: Obj<T>)
     where
-        T: Registered<Alloc = A>,
+        T: MemberOf<A>,
     {
         self.heap().free::<T>(obj.raw());
     }
@@ -71,7 +77,7 @@ impl<A: AllocatorSpec> Device<A> {
     #[inline]
     pub fn device_do<T>(&self, mut f: impl FnMut(Obj<T>))
     where
-        T: Registered<Alloc = A>,
+        T: MemberOf<A>,
     {
         let heap = self.heap();
         let mut classes = T::SUBTREE;

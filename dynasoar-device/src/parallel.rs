@@ -171,7 +171,7 @@ where
 #[inline(always)]
 pub fn run_parallel_new<T, Arg>(p: NewParams<Arg>, make: impl Fn(&Device<T::Alloc>, u64, Arg) -> T)
 where
-    T: Concrete,
+    T: Concrete + Registered,
     Arg: Plain,
 {
     // SAFETY: the host launches this on its heap of `T::Alloc`.
@@ -181,7 +181,7 @@ where
     while i < p.count {
         let value = make(&dev, p.first + i, p.arg);
         // An allocation failure is raised in the heap and reported by the host.
-        let _ = dev.make_new(value);
+        let _ = dev.make_new_registered(value);
         i += stride;
     }
 }

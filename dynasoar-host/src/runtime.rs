@@ -5,7 +5,8 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use dynasoar_device::parallel::{DoParams, GatherParams, NewParams};
-use dynasoar_device::{AllocatorSpec, ClassInfo, Concrete, ParallelMethod, ParallelNew, Plain, Registered};
+use dynasoar_device::class::MemberOf;
+use dynasoar_device::{AllocatorSpec, ClassInfo, Concrete, ParallelMethod, ParallelNew, Plain};
 
 use crate::backend::{Backend, Executor, ExecutorOptions, Grid, Marker};
 use crate::error::{Error, Result};
@@ -195,7 +196,7 @@ impl<A: AllocatorSpec> Runtime<A> {
     /// created meanwhile are not visited; a method may free its own object).
     pub fn parallel_do<T>(&self, method: ParallelMethod<T, ()>) -> Result<()>
     where
-        T: Registered<Alloc = A>,
+        T: MemberOf<A>,
     {
         self.parallel_do_with(method, ())
     }
@@ -203,7 +204,7 @@ impl<A: AllocatorSpec> Runtime<A> {
     /// [`parallel_do`](Self::parallel_do) for a method that takes an argument.
     pub fn parallel_do_with<T, Arg>(&self, method: ParallelMethod<T, Arg>, arg: Arg) -> Result<()>
     where
-        T: Registered<Alloc = A>,
+        T: MemberOf<A>,
         Arg: Plain,
     {
         let kernel = method.kernel();
@@ -225,7 +226,7 @@ impl<A: AllocatorSpec> Runtime<A> {
     /// Create `count` objects of class `T`, object `i` initialised by `constructor(dev, i)`.
     pub fn parallel_new<T>(&self, constructor: ParallelNew<T, ()>, count: u64) -> Result<()>
     where
-        T: Concrete + Registered<Alloc = A>,
+        T: Concrete + MemberOf<A>,
     {
         self.parallel_new_with(constructor, count, ())
     }
@@ -238,7 +239,7 @@ impl<A: AllocatorSpec> Runtime<A> {
         arg: Arg,
     ) -> Result<()>
     where
-        T: Concrete + Registered<Alloc = A>,
+        T: Concrete + MemberOf<A>,
         Arg: Plain,
     {
         let kernel = constructor.kernel();
@@ -251,7 +252,7 @@ impl<A: AllocatorSpec> Runtime<A> {
     /// Every object of class `T` and its subclasses, as `T` values (in no particular order).
     pub fn collect<T>(&self) -> Result<Vec<T>>
     where
-        T: Registered<Alloc = A>,
+        T: MemberOf<A>,
     {
         self.sync()?;
         let mut out = Vec::new();
@@ -290,7 +291,7 @@ impl<A: AllocatorSpec> Runtime<A> {
     /// Number of objects of class `T` and its subclasses.
     pub fn count<T>(&self) -> Result<u64>
     where
-        T: Registered<Alloc = A>,
+        T: MemberOf<A>,
     {
         let stats = self.stats()?;
         Ok(stats

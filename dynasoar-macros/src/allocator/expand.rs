@@ -50,6 +50,8 @@ pub fn expand(a: &Allocator) -> TokenStream {
                     #p::Kernel::new(#gather_export, #gather_host);
             }
 
+            impl #p::class::MemberOf<#ident> for #c {}
+
             const _: () = assert!(
                 <#c as #p::Class>::ABSTRACT
                     || #p::layout::fits(::core::mem::size_of::<#c>(), #consts::SMALLEST),
