@@ -4,8 +4,8 @@ use std::marker::PhantomData;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use dynasoar_device::parallel::{DoParams, GatherParams, NewParams};
 use dynasoar_device::class::MemberOf;
+use dynasoar_device::parallel::{DoParams, GatherParams, NewParams};
 use dynasoar_device::{AllocatorSpec, ClassInfo, Concrete, ParallelMethod, ParallelNew, Plain};
 
 use crate::backend::{Backend, Executor, ExecutorOptions, Grid, Marker};
