@@ -133,10 +133,18 @@ fn for_each_listed(heap: &Heap<'_>, class: u8, objects: u32, parity: u32, mut f:
     let (step_blocks, step_slots) = (stride / n, stride % n);
     let list = heap.enum_list(class);
     while i < total {
+        // Plain loads of the list and the iteration bitmap: both were written by the
+        // enumeration kernel before this one, and during this launch the bits that select an
+        // object do not change (an object that exists at launch stays alive until its own
+        // thread has visited it, so its block is not reused before; a reused block's bitmap
+        // only loses bits its threads skip anyway). Atomic loads here would serialise each
+        // thread's iterations behind compiler barriers.
         // SAFETY: `position < blocks`, which the enumeration wrote.
         let index = unsafe { list.add(position as usize).read() } as u64;
         let block = heap.block(index);
-        if block.iter.load() & (1 << slot) != 0 {
+        // SAFETY: a live block header word (see above for why a plain load is right).
+        let iter = unsafe { block.iter.as_ptr().read() };
+        if iter & (1 << slot) != 0 {
             f(RawHandle::new(heap.block_addr(index), slot as u32, objects, class));
         }
         i += stride;

@@ -93,8 +93,9 @@ impl DeviceHeap {
     /// kernel must read.
     pub fn enumerate(&self, exec: &Executor, class: u8) -> Result<u32> {
         let parity = self.parity[class as usize].fetch_xor(1, Ordering::Relaxed);
-        let containers = self.config.geometry.level_len[0] as usize;
-        let grid = Grid::for_elements(containers, THREADS);
+        // One thread per block, up to a full machine (then threads stride).
+        let threads = (self.config.num_blocks as usize).min(exec.resident_threads());
+        let grid = Grid::for_elements(threads, THREADS);
         exec.launch(
             &HEAP_ENUMERATE,
             grid,

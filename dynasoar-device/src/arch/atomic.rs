@@ -29,6 +29,12 @@ macro_rules! atomic_type {
                 $name(imp::$core::new(value))
             }
 
+            /// The word's address, for plain accesses where no other thread can write it.
+            #[inline(always)]
+            pub fn as_ptr(&self) -> *mut $int {
+                self.0.as_ptr()
+            }
+
             /// View a properly aligned integer in shared memory as an atomic.
             ///
             /// # Safety

@@ -72,9 +72,13 @@ pub struct EnumerateParams {
 unsafe impl Plain for EnumerateParams {}
 
 /// List the allocated blocks of `class` into its enumeration area and snapshot their
-/// allocation bitmaps into their iteration bitmaps. Threads take level-0 containers of the
-/// class's allocated bitmap and skip those whose bit one level up is clear (Alg. 5); the warp's
-/// lanes reserve room in the list with one atomic.
+/// allocation bitmaps into their iteration bitmaps (paper Alg. 5, Figure 8).
+///
+/// One thread per block: a thread whose block's container bit one level up is clear skips at
+/// once (Alg. 5's hierarchy), the others test their bit, and each warp reserves room for its
+/// listed blocks with one atomic. This kernel runs alone on a quiescent heap (stream order), so
+/// it reads bitmaps and block headers with plain loads: nothing changes them meanwhile, and
+/// plain loads let the hardware overlap them (asm atomics would serialise each thread).
 #[kernel(crate = crate, name = "dynasoar_heap_enumerate")]
 pub fn heap_enumerate(p: EnumerateParams) {
     // SAFETY: the host launches this on an initialised heap, between other kernels.
@@ -90,25 +94,32 @@ pub fn heap_enumerate(p: EnumerateParams) {
     let valid = !preset_mask(heap.class_objects(class));
     let list = heap.enum_list(class);
     let stride = arch::global_thread_count() as u64;
-    let mut i = arch::global_thread_id() as u64;
-    while i < geometry.len(0) {
-        let skip = geometry.levels > 1 && allocated.container(1, i / 64).load() & (1 << (i % 64)) == 0;
-        let bits = if skip { 0 } else { allocated.container(0, i).load() };
+    let mut index = arch::global_thread_id() as u64;
+    while index < geometry.bits {
+        let container = index / 64;
+        let listed = (geometry.levels == 1
+            || quiet_load(allocated.container(1, container / 64)) & (1 << (container % 64)) != 0)
+            && quiet_load(allocated.container(0, container)) & (1 << (index % 64)) != 0;
         let group = WarpGroup::current();
-        let mut at = group.fetch_add_u32(&counters[parity], bits.count_ones());
-        let mut rest = bits;
-        while rest != 0 {
-            let index = i * 64 + rest.trailing_zeros() as u64;
-            rest &= rest - 1;
-            // SAFETY: at most `num_blocks` blocks are allocated to a class, and the list has
-            // room for `num_blocks` entries; each entry is written by one thread.
+        let at = group.fetch_add_u32(&counters[parity], listed as u32);
+        if listed {
+            // SAFETY: at most `num_blocks` blocks are allocated to a class and the list has room
+            // for `num_blocks` entries; each entry is written by one thread.
             unsafe { list.add(at as usize).write(index as u32) };
             let block = heap.block(index);
-            block.iter.store(block.alloc.load() & valid);
-            at += 1;
+            let alloc = quiet_load(&block.alloc);
+            // SAFETY: the heap is quiescent (see above); a plain store of the header word.
+            unsafe { (block.iter.as_ptr()).write(alloc & valid) };
         }
-        i += stride;
+        index += stride;
     }
+}
+
+/// A plain load of an atomic word, for kernels that run while no other thread changes it.
+#[inline(always)]
+fn quiet_load(word: &crate::arch::atomic::Atomic64) -> u64 {
+    // SAFETY: `word` is a live, aligned u64; callers guarantee no concurrent writer.
+    unsafe { word.as_ptr().read() }
 }
 
 /// Parameters of [`heap_stats`].

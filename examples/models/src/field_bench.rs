@@ -4,6 +4,9 @@
 use dynasoar::arch;
 use dynasoar::prelude::*;
 
+/// Distinct initial values (below 2^24 minus the bumps, so float increments are exact).
+pub const VALUES: u64 = 1 << 20;
+
 /// One float per object.
 #[soa_class]
 pub struct Scalar {
@@ -14,10 +17,10 @@ dynasoar::allocator!(pub ScalarHeap: Scalar);
 
 #[soa_methods]
 impl Scalar {
-    /// Object `index` holds `index` (exactly representable below 2^24).
+    /// Object `index` holds `index mod 2^20` (small enough that `+ 1.0` stays exact).
     #[parallel_new]
     pub fn create(_dev: &Device<ScalarHeap>, index: u64) -> Self {
-        Scalar { x: index as f32 }
+        Scalar { x: (index % VALUES) as f32 }
     }
 
     #[parallel]
