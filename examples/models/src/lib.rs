@@ -7,6 +7,7 @@
 pub mod alloc_bench;
 pub mod api_demo;
 pub mod field_bench;
+pub mod nbody;
 pub mod semantics;
 pub mod smoke;
 pub mod storm;

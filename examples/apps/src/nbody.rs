@@ -1,0 +1,228 @@
+//! Host side of n-body: run the DSL version or a baseline, time it, render it, check it.
+
+use std::time::Duration;
+
+use dynasoar::host::{Executor, ExecutorOptions, Grid, Runtime};
+use dynasoar::math::Vec2;
+use dynasoar_models::nbody::{
+    AosBodies, AosBody, Body, NBODY_AOS_FORCE, NBODY_AOS_UPDATE, NBODY_SOA_FORCE, NBODY_SOA_UPDATE,
+    NbodyHeap, Physics, SoaBodies, config, initial_state,
+};
+
+use crate::render::{Canvas, Recorder, heat};
+use crate::{Implementation, MODELS_PTX, progress};
+
+/// What to simulate.
+#[derive(Clone, Copy, Debug)]
+pub struct Config {
+    pub bodies: u32,
+    pub steps: u32,
+    pub seed: u64,
+    pub physics: Physics,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            bodies: config::BODIES,
+            steps: config::STEPS,
+            seed: config::SEED,
+            physics: Physics::default(),
+        }
+    }
+}
+
+/// A body after the run.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BodyState {
+    pub id: u32,
+    pub pos: Vec2,
+    pub vel: Vec2,
+    pub mass: f32,
+}
+
+/// Result of one run.
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    /// Final bodies, sorted by id.
+    pub bodies: Vec<BodyState>,
+    /// Device time of initialisation and all steps.
+    pub total: Duration,
+    /// Of which enumeration before do-all launches (DSL only).
+    pub enumeration: Duration,
+}
+
+impl Outcome {
+    /// The original benchmark's checksum: sum of `pos.x + 2 pos.y + 3 vel.x + 4 vel.y`.
+    pub fn checksum(&self) -> f64 {
+        self.bodies
+            .iter()
+            .map(|b| b.pos.x as f64 + 2.0 * b.pos.y as f64 + 3.0 * b.vel.x as f64 + 4.0 * b.vel.y as f64)
+            .sum()
+    }
+
+    /// Total momentum (mass times velocity).
+    pub fn momentum(&self) -> (f64, f64) {
+        self.bodies.iter().fold((0.0, 0.0), |(x, y), b| {
+            (x + b.mass as f64 * b.vel.x as f64, y + b.mass as f64 * b.vel.y as f64)
+        })
+    }
+}
+
+/// Run `implementation` of `cfg` on the backend of `options`.
+pub fn run(
+    implementation: Implementation,
+    options: ExecutorOptions,
+    cfg: &Config,
+    recorder: &mut Recorder,
+    show_progress: bool,
+) -> anyhow::Result<Outcome> {
+    let bar = progress::steps(cfg.steps as u64, implementation.name(), show_progress);
+    let outcome = match implementation {
+        Implementation::Dynasoar => run_dynasoar(options, cfg, recorder, &bar),
+        Implementation::Soa => run_soa(options, cfg, recorder, &bar),
+        Implementation::Aos => run_aos(options, cfg, recorder, &bar),
+    }?;
+    bar.finish_and_clear();
+    Ok(outcome)
+}
+
+fn draw(bodies: &[BodyState], width: u32) -> Canvas {
+    let mut canvas = Canvas::new(width, width, [8, 8, 24]);
+    let scale = width as f32 / 2.0;
+    for b in bodies {
+        let (x, y) = ((b.pos.x + 1.0) * scale, (b.pos.y + 1.0) * scale);
+        let t = b.mass / config::MAX_MASS;
+        canvas.disc(x, y, 0.5 + 1.5 * t, heat(t));
+    }
+    canvas
+}
+
+fn run_dynasoar(
+    options: ExecutorOptions,
+    cfg: &Config,
+    recorder: &mut Recorder,
+    bar: &indicatif::ProgressBar,
+) -> anyhow::Result<Outcome> {
+    // 32-byte bodies, 64 per block: room for every body twice over, plus metadata.
+    let heap_bytes = cfg.bodies as u64 * 32 * 2 + (8 << 20);
+    let rt = Runtime::<NbodyHeap>::builder(MODELS_PTX)
+        .executor_options(options)
+        .heap_bytes(heap_bytes)
+        .deferred_checks(true)
+        .profile(true)
+        .build()?;
+    let exec = rt.executor();
+    let state = |rt: &Runtime<NbodyHeap>| -> anyhow::Result<Vec<BodyState>> {
+        let mut v: Vec<BodyState> = rt
+            .collect::<Body>()?
+            .into_iter()
+            .map(|b| BodyState { id: b.id, pos: b.pos, vel: b.vel, mass: b.mass })
+            .collect();
+        v.sort_by_key(|b| b.id);
+        Ok(v)
+    };
+    let mut total = Duration::ZERO;
+    let mut enumeration = Duration::ZERO;
+    let ((), t) = exec.time(|| rt.parallel_new_with(Body::random, cfg.bodies as u64, cfg.seed))?;
+    total += t;
+    for step in 1..=cfg.steps {
+        let ((), t) = exec.time(|| {
+            rt.parallel_do_with(Body::compute_force, cfg.physics)?;
+            rt.parallel_do_with(Body::update, cfg.physics)
+        })?;
+        total += t;
+        if recorder.wants(step, cfg.steps) {
+            rt.sync()?;
+            recorder.record(step, draw(&state(&rt)?, recorder.width()))?;
+        }
+        bar.inc(1);
+    }
+    rt.sync()?;
+    enumeration += rt.take_timings()?.enumeration;
+    Ok(Outcome { bodies: state(&rt)?, total, enumeration })
+}
+
+fn initial_bodies(cfg: &Config) -> Vec<(Vec2, Vec2, f32)> {
+    (0..cfg.bodies as u64).map(|i| initial_state(cfg.seed, i)).collect()
+}
+
+fn run_soa(
+    options: ExecutorOptions,
+    cfg: &Config,
+    recorder: &mut Recorder,
+    bar: &indicatif::ProgressBar,
+) -> anyhow::Result<Outcome> {
+    let exec = Executor::new(MODELS_PTX, options)?;
+    let init = initial_bodies(cfg);
+    let pos = exec.upload(&init.iter().map(|b| b.0).collect::<Vec<_>>())?;
+    let vel = exec.upload(&init.iter().map(|b| b.1).collect::<Vec<_>>())?;
+    let mass = exec.upload(&init.iter().map(|b| b.2).collect::<Vec<_>>())?;
+    let force = exec.alloc_zeroed::<Vec2>(cfg.bodies as usize)?;
+    let params = SoaBodies {
+        pos: pos.ptr(),
+        vel: vel.ptr(),
+        force: force.ptr(),
+        mass: mass.ptr(),
+        count: cfg.bodies,
+        _pad: 0,
+        physics: cfg.physics,
+    };
+    let grid = Grid::for_elements(cfg.bodies as usize, 128);
+    let state = || -> anyhow::Result<Vec<BodyState>> {
+        let (p, v, m) = (exec.read_all(&pos)?, exec.read_all(&vel)?, exec.read_all(&mass)?);
+        Ok((0..cfg.bodies as usize)
+            .map(|i| BodyState { id: i as u32, pos: p[i], vel: v[i], mass: m[i] })
+            .collect())
+    };
+    let mut total = Duration::ZERO;
+    for step in 1..=cfg.steps {
+        let ((), t) = exec.time(|| {
+            exec.launch(&NBODY_SOA_FORCE, grid, params)?;
+            exec.launch(&NBODY_SOA_UPDATE, grid, params)
+        })?;
+        total += t;
+        if recorder.wants(step, cfg.steps) {
+            recorder.record(step, draw(&state()?, recorder.width()))?;
+        }
+        bar.inc(1);
+    }
+    Ok(Outcome { bodies: state()?, total, enumeration: Duration::ZERO })
+}
+
+fn run_aos(
+    options: ExecutorOptions,
+    cfg: &Config,
+    recorder: &mut Recorder,
+    bar: &indicatif::ProgressBar,
+) -> anyhow::Result<Outcome> {
+    let exec = Executor::new(MODELS_PTX, options)?;
+    let init: Vec<AosBody> = initial_bodies(cfg)
+        .into_iter()
+        .map(|(pos, vel, mass)| AosBody { pos, vel, force: Vec2::ZERO, mass, _pad: 0.0 })
+        .collect();
+    let bodies = exec.upload(&init)?;
+    let params = AosBodies { bodies: bodies.ptr(), count: cfg.bodies, _pad: 0, physics: cfg.physics };
+    let grid = Grid::for_elements(cfg.bodies as usize, 128);
+    let state = || -> anyhow::Result<Vec<BodyState>> {
+        Ok(exec
+            .read_all(&bodies)?
+            .into_iter()
+            .enumerate()
+            .map(|(i, b)| BodyState { id: i as u32, pos: b.pos, vel: b.vel, mass: b.mass })
+            .collect())
+    };
+    let mut total = Duration::ZERO;
+    for step in 1..=cfg.steps {
+        let ((), t) = exec.time(|| {
+            exec.launch(&NBODY_AOS_FORCE, grid, params)?;
+            exec.launch(&NBODY_AOS_UPDATE, grid, params)
+        })?;
+        total += t;
+        if recorder.wants(step, cfg.steps) {
+            recorder.record(step, draw(&state()?, recorder.width()))?;
+        }
+        bar.inc(1);
+    }
+    Ok(Outcome { bodies: state()?, total, enumeration: Duration::ZERO })
+}

@@ -1,0 +1,228 @@
+//! N-body: bodies attract each other by gravity (the paper's `nbody`, Table 1).
+//!
+//! Each step, every body sums the forces of all others (`device_do`) and then moves; bodies
+//! bounce off the walls of the square [-1, 1]^2. No objects are created or freed during the
+//! run. The physics lives in plain functions shared by the DSL version and the two hand-written
+//! baselines (SOA and AOS arrays), so all three compute the same simulation.
+
+use dynasoar::arch;
+use dynasoar::prelude::*;
+
+/// Simulation constants (the original DynaSOAr benchmark's).
+pub mod config {
+    pub const SEED: u64 = 42;
+    pub const BODIES: u32 = 20_000;
+    pub const STEPS: u32 = 3_000;
+    pub const DT: f32 = 0.02;
+    pub const MAX_MASS: f32 = 1000.0;
+    pub const GRAVITY: f32 = 6.673e-11;
+    pub const DAMPENING: f32 = 0.05;
+}
+
+/// Per-run parameters passed to every kernel.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Plain)]
+pub struct Physics {
+    pub dt: f32,
+    pub gravity: f32,
+    pub dampening: f32,
+    pub _pad: f32,
+}
+
+impl Default for Physics {
+    fn default() -> Self {
+        Physics { dt: config::DT, gravity: config::GRAVITY, dampening: config::DAMPENING, _pad: 0.0 }
+    }
+}
+
+/// Initial position, velocity and mass of body `index` (a counter-based RNG per body, so every
+/// implementation and backend starts from the same bodies).
+pub fn initial_state(seed: u64, index: u64) -> (Vec2, Vec2, f32) {
+    let mut rng = Rng::new(seed, index);
+    let pos = Vec2::new(2.0 * rng.next_f32() - 1.0, 2.0 * rng.next_f32() - 1.0);
+    let vel = Vec2::new((rng.next_f32() - 0.5) / 1000.0, (rng.next_f32() - 0.5) / 1000.0);
+    let mass = (rng.next_f32() / 2.0 + 0.5) * config::MAX_MASS;
+    (pos, vel, mass)
+}
+
+/// The gravitational force body `other` exerts on body `me` (softened by `dampening`).
+#[inline(always)]
+pub fn force_on(me: Vec2, my_mass: f32, other: Vec2, other_mass: f32, p: &Physics) -> Vec2 {
+    let d = other - me;
+    let dist = d.length();
+    let f = p.gravity * my_mass * other_mass / (dist * dist + p.dampening);
+    d * (f / dist)
+}
+
+/// One time step of a body under `force`: new position and velocity (bouncing off the walls).
+#[inline(always)]
+pub fn integrate(pos: Vec2, vel: Vec2, force: Vec2, mass: f32, p: &Physics) -> (Vec2, Vec2) {
+    let mut vel = vel + force * (p.dt / mass);
+    let pos = pos + vel * p.dt;
+    if pos.x < -1.0 || pos.x > 1.0 {
+        vel.x = -vel.x;
+    }
+    if pos.y < -1.0 || pos.y > 1.0 {
+        vel.y = -vel.y;
+    }
+    (pos, vel)
+}
+
+// ----------------------------------------------------------------------------------------
+// The DSL version.
+
+/// A body.
+#[soa_class]
+#[derive(Debug, PartialEq)]
+pub struct Body {
+    /// Index at creation (to compare runs).
+    pub id: u32,
+    pub pos: Vec2,
+    pub vel: Vec2,
+    pub force: Vec2,
+    pub mass: f32,
+}
+
+dynasoar::allocator!(pub NbodyHeap: Body);
+
+#[soa_methods]
+impl Body {
+    /// Body `index` of the sequence `seed`.
+    #[parallel_new]
+    pub fn random(_dev: &Device<NbodyHeap>, index: u64, seed: u64) -> Self {
+        let (pos, vel, mass) = initial_state(seed, index);
+        Body { id: index as u32, pos, vel, force: Vec2::ZERO, mass }
+    }
+
+    /// Sum the forces of all other bodies on this one.
+    #[parallel]
+    pub fn compute_force(this: Obj<Self>, dev: &Device<NbodyHeap>, p: Physics) {
+        let (me, my_mass) = (this.pos(), this.mass());
+        let mut force = Vec2::ZERO;
+        dev.device_do::<Body>(|other| {
+            if other != this {
+                force += force_on(me, my_mass, other.pos(), other.mass(), &p);
+            }
+        });
+        this.set_force(force);
+    }
+
+    /// Move under the computed force.
+    #[parallel]
+    pub fn update(this: Obj<Self>, _dev: &Device<NbodyHeap>, p: Physics) {
+        let (pos, vel) = integrate(this.pos(), this.vel(), this.force(), this.mass(), &p);
+        this.set_pos(pos);
+        this.set_vel(vel);
+    }
+}
+
+// ----------------------------------------------------------------------------------------
+// Hand-written baselines: static arrays, one thread per body.
+
+/// Structure-of-arrays storage of the baseline.
+#[repr(C)]
+#[derive(Clone, Copy, Plain)]
+pub struct SoaBodies {
+    pub pos: DevPtr<Vec2>,
+    pub vel: DevPtr<Vec2>,
+    pub force: DevPtr<Vec2>,
+    pub mass: DevPtr<f32>,
+    pub count: u32,
+    pub _pad: u32,
+    pub physics: Physics,
+}
+
+/// Array-of-structures element of the baseline.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Plain)]
+pub struct AosBody {
+    pub pos: Vec2,
+    pub vel: Vec2,
+    pub force: Vec2,
+    pub mass: f32,
+    pub _pad: f32,
+}
+
+/// Array-of-structures storage of the baseline.
+#[repr(C)]
+#[derive(Clone, Copy, Plain)]
+pub struct AosBodies {
+    pub bodies: DevPtr<AosBody>,
+    pub count: u32,
+    pub _pad: u32,
+    pub physics: Physics,
+}
+
+fn each_body(count: u32, mut f: impl FnMut(usize)) {
+    let stride = arch::global_thread_count();
+    let mut i = arch::global_thread_id();
+    while i < count as usize {
+        f(i);
+        i += stride;
+    }
+}
+
+/// SOA baseline: forces.
+#[kernel]
+pub fn nbody_soa_force(b: SoaBodies) {
+    each_body(b.count, |i| {
+        // SAFETY: `i < count`; arrays hold `count` bodies; body `i` is written by thread `i` only.
+        unsafe {
+            let (me, my_mass) = (b.pos.read(i), b.mass.read(i));
+            let mut force = Vec2::ZERO;
+            for j in 0..b.count as usize {
+                if j != i {
+                    force += force_on(me, my_mass, b.pos.read(j), b.mass.read(j), &b.physics);
+                }
+            }
+            b.force.write(i, force);
+        }
+    });
+}
+
+/// SOA baseline: moves.
+#[kernel]
+pub fn nbody_soa_update(b: SoaBodies) {
+    each_body(b.count, |i| {
+        // SAFETY: as in `nbody_soa_force`.
+        unsafe {
+            let (pos, vel) =
+                integrate(b.pos.read(i), b.vel.read(i), b.force.read(i), b.mass.read(i), &b.physics);
+            b.pos.write(i, pos);
+            b.vel.write(i, vel);
+        }
+    });
+}
+
+/// AOS baseline: forces.
+#[kernel]
+pub fn nbody_aos_force(b: AosBodies) {
+    each_body(b.count, |i| {
+        // SAFETY: as in `nbody_soa_force`.
+        unsafe {
+            let me = b.bodies.read(i);
+            let mut force = Vec2::ZERO;
+            for j in 0..b.count as usize {
+                if j != i {
+                    let other = b.bodies.as_ptr().add(j);
+                    force += force_on(me.pos, me.mass, (*other).pos, (*other).mass, &b.physics);
+                }
+            }
+            (*b.bodies.as_ptr().add(i)).force = force;
+        }
+    });
+}
+
+/// AOS baseline: moves.
+#[kernel]
+pub fn nbody_aos_update(b: AosBodies) {
+    each_body(b.count, |i| {
+        // SAFETY: as in `nbody_soa_force`.
+        unsafe {
+            let body = b.bodies.as_ptr().add(i);
+            let (pos, vel) = integrate((*body).pos, (*body).vel, (*body).force, (*body).mass, &b.physics);
+            (*body).pos = pos;
+            (*body).vel = vel;
+        }
+    });
+}
