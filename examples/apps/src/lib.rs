@@ -6,9 +6,12 @@ pub mod progress;
 pub mod render;
 pub mod report;
 
+pub mod collision;
+pub mod game_of_life;
 pub mod nbody;
 pub mod smoke;
 pub mod storm;
+pub mod wator;
 
 use dynasoar::host::{Backend, Executor, ExecutorOptions, Result};
 

@@ -6,8 +6,11 @@
 
 pub mod alloc_bench;
 pub mod api_demo;
+pub mod collision;
 pub mod field_bench;
+pub mod game_of_life;
 pub mod nbody;
 pub mod semantics;
 pub mod smoke;
 pub mod storm;
+pub mod wator;
