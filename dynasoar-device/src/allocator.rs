@@ -309,7 +309,6 @@ fn initialize_free_block<C: ClassSpec, S: BlockStore>(store: &S, seed: u64) -> O
     arch::fence();
     let block = store.block(index);
     block.type_id.store(C::TYPE_ID as u32);
-    block.iter.store(0);
     // Release: the type id is visible to anyone whose reservation in this block succeeds
     // (paper footnote 5).
     arch::fence();

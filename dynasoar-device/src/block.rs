@@ -1,5 +1,6 @@
-//! Blocks: a 64-byte header (allocation bitmap, iteration bitmap, type id) followed by the data
-//! segment, where the block's objects live in SOA layout (paper section 3, Alg. 6-7).
+//! Blocks: a 64-byte header (allocation bitmap, type id) followed by the data segment, where the
+//! block's objects live in SOA layout (paper section 3, Alg. 6-7). The paper's per-block
+//! iteration bitmap lives in the enumeration list instead (see `heap`), next to the block's index.
 //!
 //! The allocation bitmap always has 64 bits. A class with `N < 64` objects per block keeps bits
 //! `N..64` set for the block's whole life (its *preset* mask), so "full" is always `u64::MAX`
@@ -19,9 +20,6 @@ pub const HEADER_BYTES: u64 = 64;
 pub struct BlockHeader {
     /// Bit `i` set iff slot `i` is allocated (or unusable, see [`preset_mask`]).
     pub alloc: Atomic64,
-    /// Snapshot of `alloc` taken when a `parallel_do` enumerates the block: the objects that
-    /// existed at launch, which are the ones the launch visits.
-    pub iter: Atomic64,
     /// Type id of the block's class while it is allocated.
     pub type_id: Atomic32,
 }
@@ -57,7 +55,7 @@ pub struct Release {
 impl BlockHeader {
     /// A standalone header (tests and loom models); blocks in a heap are initialised in place.
     pub fn new(alloc: u64, type_id: u32) -> Self {
-        BlockHeader { alloc: Atomic64::new(alloc), iter: Atomic64::new(0), type_id: Atomic32::new(type_id) }
+        BlockHeader { alloc: Atomic64::new(alloc), type_id: Atomic32::new(type_id) }
     }
 
     /// Reserve up to `wanted` free slots in one atomic OR (warp-aggregated Alg. 6). Starts from a

@@ -5,8 +5,9 @@
 //! A do-all kernel runs over the blocks the enumeration kernel listed for one concrete class
 //! (paper Figure 7-8): `N_T` consecutive threads per block, so a warp reads consecutive slots of
 //! one block (coalesced); a fixed grid strides over all of them. A thread visits a slot only if
-//! its bit is set in the block's iteration bitmap, the snapshot taken at enumeration: objects
-//! created during the launch are not visited.
+//! its bit is set in the block's iteration bitmap (the snapshot of its allocation bitmap the
+//! enumeration stored next to the block's index): objects created during the launch are not
+//! visited.
 
 use core::marker::PhantomData;
 
@@ -132,19 +133,17 @@ fn for_each_listed(heap: &Heap<'_>, class: u8, objects: u32, parity: u32, mut f:
     let (mut position, mut slot) = (i / n, i % n);
     let (step_blocks, step_slots) = (stride / n, stride % n);
     let list = heap.enum_list(class);
+    let snapshots = heap.enum_snapshots(class);
     while i < total {
-        // Plain loads of the list and the iteration bitmap: both were written by the
-        // enumeration kernel before this one, and during this launch the bits that select an
-        // object do not change (an object that exists at launch stays alive until its own
-        // thread has visited it, so its block is not reused before; a reused block's bitmap
-        // only loses bits its threads skip anyway). Atomic loads here would serialise each
-        // thread's iterations behind compiler barriers.
+        // Plain loads: the enumeration kernel wrote the list and the snapshots before this
+        // launch, and nothing changes them during it. (Atomic loads would serialise each
+        // thread's iterations behind compiler barriers.) An object whose snapshot bit is set
+        // existed at launch and stays alive until its own thread has visited it, so its block
+        // is not reused before.
         // SAFETY: `position < blocks`, which the enumeration wrote.
-        let index = unsafe { list.add(position as usize).read() } as u64;
-        let block = heap.block(index);
-        // SAFETY: a live block header word (see above for why a plain load is right).
-        let iter = unsafe { block.iter.as_ptr().read() };
-        if iter & (1 << slot) != 0 {
+        let (index, snapshot) =
+            unsafe { (list.add(position as usize).read() as u64, snapshots.add(position as usize).read()) };
+        if snapshot & (1 << slot) != 0 {
             f(RawHandle::new(heap.block_addr(index), slot as u32, objects, class));
         }
         i += stride;

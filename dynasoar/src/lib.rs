@@ -1,13 +1,81 @@
 //! dynasoar: Single-Method Multiple-Objects programs on NVIDIA GPUs, from Rust.
 //!
-//! This facade is what user crates depend on. Model crates (compiled for the GPU *and* the
-//! host) use the device API and the macros; on the host the runtime is here too:
+//! This facade is what user crates depend on. Model crates, compiled for the GPU *and* the
+//! host, use the device API and the macros. On the host the runtime is here too. Everything is
+//! in the prelude:
 //!
-//! ```ignore
+//! ```
 //! use dynasoar::prelude::*;
 //! ```
 //!
-//! See the repository's README for the two-target build (a model crate, an app whose
+//! # The paper's API example
+//!
+//! Two classes with increment methods, in the style of the DynaSOAr paper's Appendix A. Each
+//! `Foo` owns a `Bar` partner that its constructor creates on the device. `Foo::increment` adds
+//! to its own field and its partner's. `Bar::increment` adds to its own. The example runs on the
+//! CPU backend, which needs no PTX; an app passes the PTX its build script made, and runs the
+//! same code on the GPU.
+//!
+//! ```
+//! use dynasoar::prelude::*;
+//! use dynasoar::host::Backend;
+//!
+//! #[soa_class]
+//! pub struct Foo {
+//!     pub a: i32,
+//!     pub partner: Handle<Bar>,
+//! }
+//!
+//! #[soa_class]
+//! pub struct Bar {
+//!     pub c: i32,
+//! }
+//!
+//! dynasoar::allocator!(pub DemoAlloc: Foo, Bar);
+//!
+//! #[soa_methods]
+//! impl Foo {
+//!     #[parallel_new]
+//!     pub fn create(dev: &Device<DemoAlloc>, index: u64) -> Self {
+//!         let bar = dev.make_new(Bar { c: 10 * index as i32 });
+//!         Foo { a: index as i32, partner: bar.map(Obj::handle).unwrap_or_default() }
+//!     }
+//!
+//!     #[parallel]
+//!     pub fn increment(this: Obj<Self>, _dev: &Device<DemoAlloc>, by: i32) {
+//!         this.set_a(this.a() + by);
+//!         if let Some(bar) = this.partner().get() {
+//!             bar.set_c(bar.c() + 1);
+//!         }
+//!     }
+//! }
+//!
+//! #[soa_methods]
+//! impl Bar {
+//!     #[parallel]
+//!     pub fn increment(this: Obj<Self>, _dev: &Device<DemoAlloc>) {
+//!         this.set_c(this.c() + 1);
+//!     }
+//! }
+//!
+//! # fn main() -> Result<(), dynasoar::host::Error> {
+//! let rt = Runtime::<DemoAlloc>::builder("").backend(Backend::Cpu).quiet(true).build()?;
+//! rt.parallel_new(Foo::create, 100)?;
+//! rt.parallel_do_with(Foo::increment, 5)?;
+//! rt.parallel_do(Bar::increment)?;
+//!
+//! let mut foos: Vec<i32> = rt.collect::<Foo>()?.iter().map(|f| f.a).collect();
+//! let mut bars: Vec<i32> = rt.collect::<Bar>()?.iter().map(|b| b.c).collect();
+//! foos.sort();
+//! bars.sort();
+//! assert_eq!(foos, (5..105).collect::<Vec<_>>());
+//! assert_eq!(bars, (0..100).map(|i| 10 * i + 2).collect::<Vec<_>>());
+//! assert_eq!(rt.count::<Bar>()?, 100);
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! See the repository's README for the two-target build (a model crate, and an app whose
 //! `build.rs` compiles it to PTX) and ARCHITECTURE.md for how the pieces fit.
 #![no_std]
 

@@ -71,8 +71,8 @@ pub struct EnumerateParams {
 // SAFETY: `repr(C)` plain data.
 unsafe impl Plain for EnumerateParams {}
 
-/// List the allocated blocks of `class` into its enumeration area and snapshot their
-/// allocation bitmaps into their iteration bitmaps (paper Alg. 5, Figure 8).
+/// List the allocated blocks of `class` into its enumeration area, each with a snapshot of its
+/// allocation bitmap: the objects the following do-all visits (paper Alg. 5, Figure 8).
 ///
 /// One thread per block: a thread whose block's container bit one level up is clear skips at
 /// once (Alg. 5's hierarchy), the others test their bit, and each warp reserves room for its
@@ -93,6 +93,7 @@ pub fn heap_enumerate(p: EnumerateParams) {
     }
     let valid = !preset_mask(heap.class_objects(class));
     let list = heap.enum_list(class);
+    let snapshots = heap.enum_snapshots(class);
     let stride = arch::global_thread_count() as u64;
     let mut index = arch::global_thread_id() as u64;
     while index < geometry.bits {
@@ -103,13 +104,13 @@ pub fn heap_enumerate(p: EnumerateParams) {
         let group = WarpGroup::current();
         let at = group.fetch_add_u32(&counters[parity], listed as u32);
         if listed {
-            // SAFETY: at most `num_blocks` blocks are allocated to a class and the list has room
-            // for `num_blocks` entries; each entry is written by one thread.
-            unsafe { list.add(at as usize).write(index as u32) };
-            let block = heap.block(index);
-            let alloc = quiet_load(&block.alloc);
-            // SAFETY: the heap is quiescent (see above); a plain store of the header word.
-            unsafe { (block.iter.as_ptr()).write(alloc & valid) };
+            let alloc = quiet_load(&heap.block(index).alloc);
+            // SAFETY: at most `num_blocks` blocks are allocated to a class and the list and the
+            // snapshots have room for `num_blocks` entries; each entry is written by one thread.
+            unsafe {
+                list.add(at as usize).write(index as u32);
+                snapshots.add(at as usize).write(alloc & valid);
+            }
         }
         index += stride;
     }
