@@ -9,7 +9,9 @@
 
 use crate::Plain;
 use crate::handle::RawHandle;
+#[cfg(not(loom))]
 use crate::kernel::Kernel;
+#[cfg(not(loom))]
 use crate::parallel::GatherParams;
 
 /// A class registered in a heap: its type id and block geometry. Implemented by the allocator
@@ -75,6 +77,7 @@ pub unsafe trait Registered: Class + ClassSpec {
     /// Type ids of this class and all its subclasses, as bits.
     const SUBTREE: u64;
     /// The kernel that copies objects of this class (of any concrete subclass) out of the heap.
+    #[cfg(not(loom))]
     const GATHER: Kernel<GatherParams>;
 }
 

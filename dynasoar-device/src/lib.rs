@@ -37,6 +37,7 @@ pub mod heap;
 pub mod kernel;
 pub mod layout;
 pub mod math;
+#[cfg(not(loom))]
 pub mod object;
 #[cfg(not(loom))]
 pub mod parallel;
@@ -50,6 +51,7 @@ pub use handle::RawHandle;
 #[cfg(not(loom))]
 pub use heap::{Heap, HeapHeader};
 pub use kernel::{DevPtr, Kernel};
+#[cfg(not(loom))]
 pub use object::{AtomicRef, Handle, IsA, Obj, Ref, View, Writable};
 #[cfg(not(loom))]
 pub use parallel::{ParallelMethod, ParallelNew};

@@ -30,6 +30,7 @@ macro_rules! atomic_type {
             }
 
             /// The word's address, for plain accesses where no other thread can write it.
+            #[cfg(not(loom))]
             #[inline(always)]
             pub fn as_ptr(&self) -> *mut $int {
                 self.0.as_ptr()

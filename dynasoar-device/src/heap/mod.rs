@@ -349,9 +349,10 @@ mod tests {
             let plan = HeapPlan::new(0x1000_0000, heap_bytes, 576, &[64, 32, 12]).unwrap();
             let c = plan.config;
             assert!(c.total_bytes <= heap_bytes, "{heap_bytes}");
-            // Nearly all of it is blocks (metadata is padded to 256 bytes per area: tiny heaps
-            // lose a little more).
-            let percent = if heap_bytes >= 1 << 20 { 95 } else { 85 };
+            // Most of it is blocks: metadata is about 12 bytes per block and class (enumeration
+            // list and snapshots) plus bitmaps, padded to 256 bytes per area (tiny heaps lose a
+            // little more).
+            let percent = if heap_bytes >= 1 << 20 { 90 } else { 85 };
             assert!(c.num_blocks * c.block_bytes * 100 >= heap_bytes * percent, "{heap_bytes}: {c:?}");
             assert_eq!(c.blocks % 256, 0);
             assert!(c.blocks + c.num_blocks * c.block_bytes <= c.base + c.total_bytes);
