@@ -47,5 +47,6 @@ cp target/dynasoar-ptx/*/nvptx64-nvidia-cuda/release/deps/*.s "$BUNDLE/ptx/" 2>/
 cp -r ../shared/data "$BUNDLE/data" 2>/dev/null || true
 cp scripts/gpu-run.sh "$BUNDLE/run.sh"
 cp -r scripts/gpu-run.d "$BUNDLE/run.d"
+cp scripts/apps_table.py "$BUNDLE/"
 du -sh "$BUNDLE" >&2
 echo "bundle ready: run 'bash $BUNDLE/run.sh' on the GPU machine (carry $BUNDLE)" >&2

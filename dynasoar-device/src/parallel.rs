@@ -122,7 +122,9 @@ impl<T, Arg> Copy for ParallelNew<T, Arg> {}
 #[inline(always)]
 fn for_each_listed(heap: &Heap<'_>, class: u8, objects: u32, parity: u32, mut f: impl FnMut(RawHandle)) {
     let blocks = heap.enum_counters(class)[(parity & 1) as usize].load() as u64;
-    let n = objects as u64;
+    // `max(1)`: the host always passes 1..=64; without it every kernel would carry a
+    // division-by-zero panic path (and its registers).
+    let n = (objects as u64).max(1);
     let total = blocks * n;
     let stride = arch::global_thread_count() as u64;
     let mut i = arch::global_thread_id() as u64;

@@ -64,7 +64,7 @@ pub enum Error {
     /// Device code asked for more objects than the heap holds. The heap stays consistent: the
     /// failed allocations returned no object and everything else is intact.
     #[error(
-        "the device heap ran out of memory in kernel {kernels}: {failed} allocation(s) got no          object (heap of {heap_bytes} bytes, {blocks} blocks); give the runtime a larger heap"
+        "the device heap ran out of memory in kernel {kernels}: {failed} allocation(s) got no object (heap of {heap_bytes} bytes, {blocks} blocks); give the runtime a larger heap"
     )]
     OutOfMemory { kernels: KernelNames, failed: u32, heap_bytes: u64, blocks: u64 },
 

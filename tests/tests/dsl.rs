@@ -141,7 +141,7 @@ fn out_of_memory_in_a_method_names_it() {
     rt.parallel_new(Registry::create, 1).unwrap();
     let err = rt.parallel_do_with(Registry::populate, 20_000u32).unwrap_err();
     assert!(matches!(err, Error::OutOfMemory { .. }), "{err}");
-    assert!(err.to_string().contains("dynasoar_do__Registry__populate"), "{err}");
+    assert!(err.to_string().contains("dynasoar_do__Zoo__Registry__populate"), "{err}");
     // The heap stays usable.
     rt.parallel_do(Animal::tick).unwrap();
     assert!(rt.count::<Animal>().unwrap() > 0);

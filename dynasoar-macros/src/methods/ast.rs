@@ -22,6 +22,9 @@ pub struct Launchable {
     pub func: ImplItemFn,
     /// Type of the optional argument (`()` if none).
     pub arg: Option<Type>,
+    /// Name of the allocator in the `dev: &Device<Alloc>` parameter (part of kernel names, so
+    /// classes of the same name in different allocators do not clash).
+    pub allocator: syn::Ident,
 }
 
 const PARALLEL_SIGNATURE: &str = "a #[parallel] method looks like `fn name(this: Obj<Self>, dev: &Device<MyAllocator>)` \
@@ -124,7 +127,25 @@ fn type_name(ty: &Type) -> Option<String> {
 }
 
 fn is_device_ref(ty: &Type) -> bool {
-    matches!(ty, Type::Reference(r) if r.mutability.is_none() && type_name(&r.elem).as_deref() == Some("Device"))
+    device_allocator(ty).is_some()
+}
+
+/// `Alloc` of a `&Device<Alloc>` type.
+fn device_allocator(ty: &Type) -> Option<syn::Ident> {
+    let Type::Reference(r) = ty else { return None };
+    if r.mutability.is_some() {
+        return None;
+    }
+    let Type::Path(p) = &*r.elem else { return None };
+    let last = p.path.segments.last()?;
+    if last.ident != "Device" {
+        return None;
+    }
+    let syn::PathArguments::AngleBracketed(args) = &last.arguments else { return None };
+    match args.args.first()? {
+        syn::GenericArgument::Type(Type::Path(a)) => a.path.segments.last().map(|s| s.ident.clone()),
+        _ => None,
+    }
 }
 
 fn parse_parallel(func: ImplItemFn) -> syn::Result<Launchable> {
@@ -155,8 +176,9 @@ fn parse_parallel(func: ImplItemFn) -> syn::Result<Launchable> {
         ));
     }
     let arg = inputs.get(2).map(|a| param_type(a).cloned()).unwrap_or(None);
+    let allocator = param_type(inputs[1]).and_then(device_allocator).expect("checked above");
     check_arg_pattern(&func)?;
-    Ok(Launchable { kind: Kind::Parallel { read_only }, func, arg })
+    Ok(Launchable { kind: Kind::Parallel { read_only }, func, arg, allocator })
 }
 
 fn parse_new(func: ImplItemFn) -> syn::Result<Launchable> {
@@ -185,8 +207,9 @@ fn parse_new(func: ImplItemFn) -> syn::Result<Launchable> {
         ));
     }
     let arg = inputs.get(2).map(|a| param_type(a).cloned()).unwrap_or(None);
+    let allocator = param_type(inputs[0]).and_then(device_allocator).expect("checked above");
     check_arg_pattern(&func)?;
-    Ok(Launchable { kind: Kind::New, func, arg })
+    Ok(Launchable { kind: Kind::New, func, arg, allocator })
 }
 
 /// Parameters must be plain identifiers (they are forwarded by name).

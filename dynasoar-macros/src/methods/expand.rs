@@ -52,8 +52,8 @@ fn launchable(
         #(#other_attrs)*
         pub fn #hidden(#sig_inputs) #sig_output #block
     };
-    let host_fn = format_ident!("__dynasoar_kernel_{}_{}", class, name);
-    let entry_fn = format_ident!("__dynasoar_entry_{}_{}", class, name);
+    let host_fn = format_ident!("__dynasoar_kernel_{}_{}_{}", l.allocator, class, name);
+    let entry_fn = format_ident!("__dynasoar_entry_{}_{}_{}", l.allocator, class, name);
     let arg_check = l.arg.as_ref().map(quote_check_plain);
 
     let (token_ty, export, run) = match l.kind {
@@ -61,7 +61,7 @@ fn launchable(
             let this = if read_only { quote!(this.as_ref()) } else { quote!(this) };
             (
                 quote!(#p::ParallelMethod<Self, #arg_ty>),
-                format!("dynasoar_do__{class}__{name}"),
+                format!("dynasoar_do__{alloc}__{class}__{name}", alloc = l.allocator),
                 quote! {
                     #p::parallel::run_parallel_do::<#self_ty, #arg_ty>(params, |this, dev, arg| {
                         let _ = &arg;
@@ -72,7 +72,7 @@ fn launchable(
         }
         Kind::New => (
             quote!(#p::ParallelNew<Self, #arg_ty>),
-            format!("dynasoar_new__{class}__{name}"),
+            format!("dynasoar_new__{alloc}__{class}__{name}", alloc = l.allocator),
             quote! {
                 #p::parallel::run_parallel_new::<#self_ty, #arg_ty>(params, |dev, index, arg| {
                     let _ = &arg;
