@@ -1,1 +1,343 @@
-//! (in progress)
+//! Host side of collision: run the DSL version or a baseline, time it, render it, check it.
+
+use std::time::Duration;
+
+use dynasoar::host::{Executor, ExecutorOptions, Grid, Runtime};
+use dynasoar::math::Vec2;
+use dynasoar_models::collision::{
+    AosBodies, AosBody, COLLISION_AOS_DELETE_MERGED, COLLISION_AOS_FORCE, COLLISION_AOS_INITIALIZE_MERGE,
+    COLLISION_AOS_PERFORM_MERGE, COLLISION_AOS_PREPARE_MERGE, COLLISION_AOS_UPDATE,
+    COLLISION_SOA_DELETE_MERGED, COLLISION_SOA_FORCE, COLLISION_SOA_INITIALIZE_MERGE,
+    COLLISION_SOA_PERFORM_MERGE, COLLISION_SOA_PREPARE_MERGE, COLLISION_SOA_UPDATE, CollisionHeap, NO_BID,
+    NO_TARGET, Particle, Physics, SoaBodies, config, initial_state,
+};
+
+use crate::render::{Canvas, Recorder, heat};
+use crate::{Implementation, MODELS_PTX, progress};
+
+/// Threads per block of the baselines' kernels.
+const BASELINE_THREADS: u32 = 128;
+
+/// What to simulate.
+#[derive(Clone, Copy, Debug)]
+pub struct Config {
+    /// Bodies at the start.
+    pub bodies: u32,
+    pub steps: u32,
+    pub seed: u64,
+    pub physics: Physics,
+    /// Bytes of the DSL version's heap (`None`: enough for the bodies).
+    pub heap_bytes: Option<u64>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            bodies: config::BODIES,
+            steps: config::STEPS,
+            seed: config::SEED,
+            physics: Physics::default(),
+            heap_bytes: None,
+        }
+    }
+}
+
+impl Config {
+    /// Reject settings that cannot be simulated.
+    pub fn validate(&self) -> anyhow::Result<()> {
+        let p = &self.physics;
+        anyhow::ensure!(self.bodies > 0, "the number of bodies must be at least 1");
+        anyhow::ensure!(
+            p.dt.is_finite() && p.dt >= 0.0,
+            "the time step must be finite and >= 0 (got {})",
+            p.dt
+        );
+        anyhow::ensure!(
+            p.merge_threshold.is_finite() && p.merge_threshold >= 0.0,
+            "the merge threshold must be finite and >= 0 (got {})",
+            p.merge_threshold
+        );
+        anyhow::ensure!(p.gravity.is_finite(), "gravity must be finite");
+        anyhow::ensure!(
+            p.dampening.is_finite() && p.dampening >= 0.0,
+            "the dampening must be finite and >= 0 (got {})",
+            p.dampening
+        );
+        anyhow::ensure!(self.heap_bytes != Some(0), "the heap size must be positive");
+        Ok(())
+    }
+
+    /// Heap bytes of the DSL version: as given, or room for every body twice over plus metadata.
+    pub fn dsl_heap_bytes(&self) -> u64 {
+        self.heap_bytes.unwrap_or(self.bodies as u64 * size_of::<Particle>() as u64 * 2 + (8 << 20))
+    }
+
+    /// Initial bodies: position, velocity, mass.
+    pub fn initial_bodies(&self) -> Vec<(Vec2, Vec2, f32)> {
+        (0..self.bodies as u64).map(|i| initial_state(self.seed, i)).collect()
+    }
+
+    /// Total mass at the start (summed in f64).
+    pub fn initial_mass(&self) -> f64 {
+        self.initial_bodies().iter().map(|b| b.2 as f64).sum()
+    }
+}
+
+/// A body after the run.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BodyState {
+    /// Index of the body at the start (the DSL's `id`, the baselines' array index).
+    pub id: u32,
+    pub pos: Vec2,
+    pub vel: Vec2,
+    pub mass: f32,
+    /// How many initial bodies merged into this one (itself included).
+    pub members: u32,
+}
+
+/// Result of one run.
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    /// Remaining bodies, sorted by id.
+    pub bodies: Vec<BodyState>,
+    /// Device time of initialisation and all steps.
+    pub total: Duration,
+    /// Of which enumeration before do-all launches (DSL only).
+    pub enumeration: Duration,
+}
+
+impl Outcome {
+    /// Sum of `pos.x + 2 pos.y + 3 vel.x + 4 vel.y` over the remaining bodies (as n-body's).
+    pub fn checksum(&self) -> f64 {
+        self.bodies
+            .iter()
+            .map(|b| b.pos.x as f64 + 2.0 * b.pos.y as f64 + 3.0 * b.vel.x as f64 + 4.0 * b.vel.y as f64)
+            .sum()
+    }
+
+    /// Total mass of the remaining bodies (summed in f64).
+    pub fn total_mass(&self) -> f64 {
+        self.bodies.iter().map(|b| b.mass as f64).sum()
+    }
+
+    /// Initial bodies accounted for by the remaining ones (the initial count if no body was lost
+    /// or merged twice).
+    pub fn total_members(&self) -> u64 {
+        self.bodies.iter().map(|b| b.members as u64).sum()
+    }
+
+    /// Total momentum (mass times velocity).
+    pub fn momentum(&self) -> (f64, f64) {
+        self.bodies.iter().fold((0.0, 0.0), |(x, y), b| {
+            (x + b.mass as f64 * b.vel.x as f64, y + b.mass as f64 * b.vel.y as f64)
+        })
+    }
+}
+
+/// Run `implementation` of `cfg` on the backend of `options`.
+pub fn run(
+    implementation: Implementation,
+    options: ExecutorOptions,
+    cfg: &Config,
+    recorder: &mut Recorder,
+    show_progress: bool,
+) -> anyhow::Result<Outcome> {
+    cfg.validate()?;
+    let bar = progress::steps(cfg.steps as u64, implementation.name(), show_progress);
+    let outcome = match implementation {
+        Implementation::Dynasoar => run_dynasoar(options, cfg, recorder, &bar),
+        Implementation::Soa => run_soa(options, cfg, recorder, &bar),
+        Implementation::Aos => run_aos(options, cfg, recorder, &bar),
+    }?;
+    bar.finish_and_clear();
+    Ok(outcome)
+}
+
+/// A frame: bodies as discs whose area grows with their mass, coloured by how many initial
+/// masses they hold.
+fn draw(bodies: &[BodyState], width: u32) -> Canvas {
+    let mut canvas = Canvas::new(width, width, [8, 8, 24]);
+    let scale = width as f32 / 2.0;
+    // A body of the average initial mass is a disc of about 1.2 pixels at 512 pixels.
+    let unit = width as f32 / 512.0;
+    let mean_mass = 0.75 * config::MAX_MASS;
+    let mut sorted: Vec<&BodyState> = bodies.iter().collect();
+    // Heavy bodies last, so they stay visible on top.
+    sorted.sort_by(|a, b| a.mass.total_cmp(&b.mass));
+    for b in sorted {
+        let (x, y) = ((b.pos.x + 1.0) * scale, (b.pos.y + 1.0) * scale);
+        let relative = (b.mass / mean_mass).max(0.0);
+        let t = (relative.log2() / 5.0).clamp(0.0, 1.0);
+        canvas.disc(x, y, (1.2 * unit * relative.sqrt()).max(0.5), heat(0.1 + 0.9 * t));
+    }
+    canvas
+}
+
+fn run_dynasoar(
+    options: ExecutorOptions,
+    cfg: &Config,
+    recorder: &mut Recorder,
+    bar: &indicatif::ProgressBar,
+) -> anyhow::Result<Outcome> {
+    let rt = Runtime::<CollisionHeap>::builder(MODELS_PTX)
+        .executor_options(options)
+        .heap_bytes(cfg.dsl_heap_bytes())
+        .deferred_checks(true)
+        .profile(true)
+        .build()?;
+    let exec = rt.executor();
+    let state = |rt: &Runtime<CollisionHeap>| -> anyhow::Result<Vec<BodyState>> {
+        let mut v: Vec<BodyState> = rt
+            .collect::<Particle>()?
+            .into_iter()
+            .map(|b| BodyState { id: b.id, pos: b.pos, vel: b.vel, mass: b.mass, members: b.members })
+            .collect();
+        v.sort_by_key(|b| b.id);
+        Ok(v)
+    };
+    let p = cfg.physics;
+    let mut total = Duration::ZERO;
+    let ((), t) = exec.time(|| rt.parallel_new_with(Particle::random, cfg.bodies as u64, cfg.seed))?;
+    total += t;
+    // A heap too small for the bodies is reported here, naming the constructor.
+    rt.sync()?;
+    for step in 1..=cfg.steps {
+        let ((), t) = exec.time(|| {
+            rt.parallel_do_with(Particle::compute_force, p)?;
+            rt.parallel_do_with(Particle::update, p)?;
+            rt.parallel_do(Particle::initialize_merge)?;
+            rt.parallel_do_with(Particle::prepare_merge, p)?;
+            rt.parallel_do(Particle::perform_merge)?;
+            rt.parallel_do(Particle::delete_merged)
+        })?;
+        total += t;
+        if recorder.wants(step, cfg.steps) {
+            rt.sync()?;
+            recorder.record(step, draw(&state(&rt)?, recorder.width()))?;
+        }
+        bar.inc(1);
+    }
+    rt.sync()?;
+    let enumeration = rt.take_timings()?.enumeration;
+    Ok(Outcome { bodies: state(&rt)?, total, enumeration })
+}
+
+fn run_soa(
+    options: ExecutorOptions,
+    cfg: &Config,
+    recorder: &mut Recorder,
+    bar: &indicatif::ProgressBar,
+) -> anyhow::Result<Outcome> {
+    let exec = Executor::new(MODELS_PTX, options)?;
+    let n = cfg.bodies as usize;
+    let init = cfg.initial_bodies();
+    let pos = exec.upload(&init.iter().map(|b| b.0).collect::<Vec<_>>())?;
+    let vel = exec.upload(&init.iter().map(|b| b.1).collect::<Vec<_>>())?;
+    let mass = exec.upload(&init.iter().map(|b| b.2).collect::<Vec<_>>())?;
+    let force = exec.alloc_zeroed::<Vec2>(n)?;
+    let members = exec.upload(&vec![1u32; n])?;
+    let merge_target = exec.upload(&vec![NO_TARGET; n])?;
+    let incoming = exec.upload(&vec![NO_BID; n])?;
+    let merged = exec.alloc_zeroed::<u8>(n)?;
+    let active = exec.upload(&vec![1u8; n])?;
+    let params = SoaBodies {
+        pos: pos.ptr(),
+        vel: vel.ptr(),
+        force: force.ptr(),
+        mass: mass.ptr(),
+        members: members.ptr(),
+        merge_target: merge_target.ptr(),
+        incoming: incoming.ptr(),
+        merged: merged.ptr(),
+        active: active.ptr(),
+        count: cfg.bodies,
+        _pad: 0,
+        physics: cfg.physics,
+    };
+    let grid = Grid::for_elements(n, BASELINE_THREADS);
+    let state = || -> anyhow::Result<Vec<BodyState>> {
+        let (p, v, m) = (exec.read_all(&pos)?, exec.read_all(&vel)?, exec.read_all(&mass)?);
+        let (k, a) = (exec.read_all(&members)?, exec.read_all(&active)?);
+        Ok((0..n)
+            .filter(|&i| a[i] != 0)
+            .map(|i| BodyState { id: i as u32, pos: p[i], vel: v[i], mass: m[i], members: k[i] })
+            .collect())
+    };
+    let mut total = Duration::ZERO;
+    for step in 1..=cfg.steps {
+        let ((), t) = exec.time(|| {
+            exec.launch(&COLLISION_SOA_FORCE, grid, params)?;
+            exec.launch(&COLLISION_SOA_UPDATE, grid, params)?;
+            exec.launch(&COLLISION_SOA_INITIALIZE_MERGE, grid, params)?;
+            exec.launch(&COLLISION_SOA_PREPARE_MERGE, grid, params)?;
+            exec.launch(&COLLISION_SOA_PERFORM_MERGE, grid, params)?;
+            exec.launch(&COLLISION_SOA_DELETE_MERGED, grid, params)
+        })?;
+        total += t;
+        if recorder.wants(step, cfg.steps) {
+            recorder.record(step, draw(&state()?, recorder.width()))?;
+        }
+        bar.inc(1);
+    }
+    exec.synchronize()?;
+    Ok(Outcome { bodies: state()?, total, enumeration: Duration::ZERO })
+}
+
+fn run_aos(
+    options: ExecutorOptions,
+    cfg: &Config,
+    recorder: &mut Recorder,
+    bar: &indicatif::ProgressBar,
+) -> anyhow::Result<Outcome> {
+    let exec = Executor::new(MODELS_PTX, options)?;
+    let init: Vec<AosBody> = cfg
+        .initial_bodies()
+        .into_iter()
+        .map(|(pos, vel, mass)| AosBody {
+            pos,
+            vel,
+            mass,
+            members: 1,
+            merge_target: NO_TARGET,
+            incoming: NO_BID,
+            active: 1,
+            ..AosBody::default()
+        })
+        .collect();
+    let bodies = exec.upload(&init)?;
+    let params = AosBodies { bodies: bodies.ptr(), count: cfg.bodies, _pad: 0, physics: cfg.physics };
+    let grid = Grid::for_elements(cfg.bodies as usize, BASELINE_THREADS);
+    let state = || -> anyhow::Result<Vec<BodyState>> {
+        Ok(exec
+            .read_all(&bodies)?
+            .into_iter()
+            .enumerate()
+            .filter(|(_, b)| b.active != 0)
+            .map(|(i, b)| BodyState {
+                id: i as u32,
+                pos: b.pos,
+                vel: b.vel,
+                mass: b.mass,
+                members: b.members,
+            })
+            .collect())
+    };
+    let mut total = Duration::ZERO;
+    for step in 1..=cfg.steps {
+        let ((), t) = exec.time(|| {
+            exec.launch(&COLLISION_AOS_FORCE, grid, params)?;
+            exec.launch(&COLLISION_AOS_UPDATE, grid, params)?;
+            exec.launch(&COLLISION_AOS_INITIALIZE_MERGE, grid, params)?;
+            exec.launch(&COLLISION_AOS_PREPARE_MERGE, grid, params)?;
+            exec.launch(&COLLISION_AOS_PERFORM_MERGE, grid, params)?;
+            exec.launch(&COLLISION_AOS_DELETE_MERGED, grid, params)
+        })?;
+        total += t;
+        if recorder.wants(step, cfg.steps) {
+            recorder.record(step, draw(&state()?, recorder.width()))?;
+        }
+        bar.inc(1);
+    }
+    exec.synchronize()?;
+    Ok(Outcome { bodies: state()?, total, enumeration: Duration::ZERO })
+}
