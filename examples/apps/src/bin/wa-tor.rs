@@ -1,0 +1,162 @@
+//! Wa-Tor, fish and sharks on a torus (DynaSOAr paper, Table 1 and 7.3): the DSL version and its
+//! SOA and AOS baselines.
+//!
+//! `cargo run --release --bin wa-tor -- --width 2048 --height 2560 --steps 500 --compare`
+
+use clap::Parser;
+use dynasoar_examples::render::{Recorder, RenderArgs};
+use dynasoar_examples::report::Report;
+use dynasoar_examples::wator::{Config, Outcome, run};
+use dynasoar_examples::{CommonArgs, Implementation, exit_on_error};
+use dynasoar_models::wator::config;
+
+#[derive(Parser)]
+#[command(about = "Wa-Tor predator-prey simulation with the dynasoar DSL and hand-written baselines")]
+struct Args {
+    /// Cells per row of the torus.
+    #[arg(long, default_value_t = config::WIDTH)]
+    width: u32,
+    /// Rows of the torus.
+    #[arg(long, default_value_t = config::HEIGHT)]
+    height: u32,
+    /// Time steps (iterations).
+    #[arg(long, visible_alias = "iterations", default_value_t = config::STEPS)]
+    steps: u32,
+    /// Random seed of the initial ocean and of all agents.
+    #[arg(long, default_value_t = config::SEED)]
+    seed: u64,
+    /// An agent that moves with its egg timer above this leaves a newborn behind.
+    #[arg(long, default_value_t = config::SPAWN_THRESHOLD)]
+    spawn_threshold: u32,
+    /// Energy a shark gains by eating a fish.
+    #[arg(long, default_value_t = config::ENERGY_BOOST)]
+    energy_boost: u32,
+    /// Energy of a new shark (it loses one per step and dies at zero).
+    #[arg(long, default_value_t = config::ENERGY_START)]
+    energy_start: u32,
+    /// Initial share of cells with a fish, in percent.
+    #[arg(long, default_value_t = config::FISH_PERCENT)]
+    fish_percent: u32,
+    /// Initial share of cells with a shark, in percent.
+    #[arg(long, default_value_t = config::SHARK_PERCENT)]
+    shark_percent: u32,
+    /// Heap of the DSL version in MiB (default: enough for the ocean's size).
+    #[arg(long)]
+    heap_mib: Option<u64>,
+    /// Implementation to run.
+    #[arg(long = "impl", value_enum, default_value = "dynasoar")]
+    implementation: Implementation,
+    /// Run both baselines and the DSL version, and report the ratios.
+    #[arg(long)]
+    compare: bool,
+    /// No progress bar.
+    #[arg(long)]
+    no_progress: bool,
+    #[command(flatten)]
+    render: RenderArgs,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+fn main() -> std::process::ExitCode {
+    exit_on_error(run_app(Args::parse()))
+}
+
+fn report(cfg: &Config, implementation: Implementation, backend: &str, o: &Outcome) -> Report {
+    let mut r = Report::new("wa-tor")
+        .field("backend", backend)
+        .field("allocator", implementation.name())
+        .field("size", cfg.size())
+        .field("iters", cfg.steps)
+        .field("total_us", o.total.as_micros())
+        .field("enum_us", o.enumeration.as_micros())
+        .field("setup_us", o.setup.as_micros())
+        .field("fish", o.fish())
+        .field("sharks", o.sharks());
+    if let Some((fish, sharks)) = o.objects {
+        r = r.field("objects", format!("{fish}+{sharks}"));
+    }
+    r.field("checksum", o.checksum()).field("fingerprint", format!("{:016x}", o.fingerprint()))
+}
+
+fn run_app(args: Args) -> anyhow::Result<()> {
+    let heap_bytes = match args.heap_mib {
+        Some(0) => anyhow::bail!("--heap-mib must be at least 1"),
+        Some(mib) => {
+            Some(mib.checked_mul(1 << 20).ok_or_else(|| anyhow::anyhow!("--heap-mib is too large"))?)
+        }
+        None => None,
+    };
+    let cfg = Config {
+        width: args.width,
+        height: args.height,
+        steps: args.steps,
+        seed: args.seed,
+        spawn_threshold: args.spawn_threshold,
+        energy_boost: args.energy_boost,
+        energy_start: args.energy_start,
+        fish_percent: args.fish_percent,
+        shark_percent: args.shark_percent,
+        heap_bytes,
+    };
+    cfg.validate()?;
+    let options = args.common.executor_options();
+    let backend = args.common.executor()?.kind().name();
+    let implementations = if args.compare {
+        vec![Implementation::Soa, Implementation::Aos, Implementation::Dynasoar]
+    } else {
+        vec![args.implementation]
+    };
+    let mut results = Vec::new();
+    for &implementation in &implementations {
+        let render = if implementation == *implementations.last().unwrap() {
+            args.render.clone()
+        } else {
+            RenderArgs::default()
+        };
+        let mut recorder = Recorder::new(&render)?;
+        let outcome = run(implementation, options.clone(), &cfg, &mut recorder, !args.no_progress)?;
+        let frames = recorder.finish()?;
+        if frames > 0 {
+            eprintln!("wrote {frames} frames to {}", render.render.as_ref().unwrap().display());
+        }
+        results.push((implementation, outcome));
+    }
+    if args.compare {
+        println!(
+            "{:<10} {:>12} {:>12} {:>10} {:>10} {:>18} {:>9}",
+            "impl", "total ms", "enum ms", "fish", "sharks", "fingerprint", "vs soa"
+        );
+        let soa = results[0].1.total.as_secs_f64();
+        let ratio = |t: f64, soa: f64| if soa > 0.0 { format!("{:.2}x", t / soa) } else { "n/a".into() };
+        for (i, o) in &results {
+            println!(
+                "{:<10} {:>12.1} {:>12.1} {:>10} {:>10} {:>18} {:>9}",
+                i.name(),
+                o.total.as_secs_f64() * 1e3,
+                o.enumeration.as_secs_f64() * 1e3,
+                o.fish(),
+                o.sharks(),
+                format!("{:016x}", o.fingerprint()),
+                ratio(o.total.as_secs_f64(), soa)
+            );
+        }
+        let same = results.iter().all(|(_, o)| o.fingerprint() == results[0].1.fingerprint());
+        if !same {
+            eprintln!("warning: the implementations computed different oceans (fingerprints differ)");
+        }
+    }
+    let mut lines: Vec<Report> = results.iter().map(|(i, o)| report(&cfg, *i, backend, o)).collect();
+    if args.compare {
+        let t = |k: usize| results[k].1.total.as_micros();
+        let (dsl, soa) = (results[2].1.total.as_secs_f64(), results[0].1.total.as_secs_f64());
+        let ratio = if soa > 0.0 { format!("{:.3}", dsl / soa) } else { "n/a".into() };
+        let last =
+            lines.pop().unwrap().field("soa_us", t(0)).field("aos_us", t(1)).field("ratio_vs_soa", ratio);
+        lines.push(last);
+    }
+    for line in lines {
+        println!("{line}");
+    }
+    Ok(())
+}
