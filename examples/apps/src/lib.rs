@@ -8,9 +8,13 @@ pub mod report;
 
 pub mod collision;
 pub mod game_of_life;
+pub mod generation;
 pub mod nbody;
 pub mod smoke;
 pub mod storm;
+pub mod structure;
+pub mod sugarscape;
+pub mod traffic;
 pub mod wator;
 
 use dynasoar::host::{Backend, Executor, ExecutorOptions, Result};
