@@ -1,0 +1,197 @@
+//! Conway's Game of Life in O(#alive cells) (DynaSOAr paper, Table 1): the DSL version and its
+//! SOA and AOS baselines.
+//!
+//! `cargo run --release --bin game-of-life -- --compare` runs the benchmark (utm.pgm, 300 steps;
+//! the archive is looked up in `$DYNASOAR_DATA/game-of-life/`), and
+//! `cargo run --release --bin game-of-life -- --pattern glider --steps 40 --render out --gif`
+//! draws a glider.
+
+use std::time::Instant;
+
+use clap::Parser;
+use dynasoar_examples::game_of_life::{Config, Outcome, Pattern, Reference, archive_member, parse_size, run};
+use dynasoar_examples::render::{Recorder, RenderArgs};
+use dynasoar_examples::report::Report;
+use dynasoar_examples::{CommonArgs, Implementation, exit_on_error};
+use dynasoar_models::game_of_life::config;
+
+#[derive(Parser)]
+#[command(about = "Conway's Game of Life with the dynasoar DSL (only alive cells and candidates are \
+                   objects) and hand-written SOA/AOS baselines; the grid does not wrap")]
+struct Args {
+    /// The initial pattern: a .pgm image (pixel value 0 = alive), ARCHIVE.tar.gz:MEMBER.pgm,
+    /// tm or utm (from the benchmark archive in $DYNASOAR_DATA/game-of-life/), glider, blinker,
+    /// block, or random[:WxH][:DENSITY]. Default: utm.
+    #[arg(long, value_name = "SPEC")]
+    pattern: Option<String>,
+    /// Grid size WxH of the built-in patterns (default 64x64; random: 256x256).
+    #[arg(long, value_name = "WxH")]
+    size: Option<String>,
+    /// Steps (iterations) to simulate.
+    #[arg(long, visible_alias = "iterations", default_value_t = config::STEPS)]
+    steps: u32,
+    /// Seed of `random` patterns.
+    #[arg(long, default_value_t = 42)]
+    seed: u64,
+    /// Implementation to run.
+    #[arg(long = "impl", value_enum, default_value = "dynasoar")]
+    implementation: Implementation,
+    /// Run the SOA and AOS baselines and the DSL version, check that they agree, and report the
+    /// ratios.
+    #[arg(long)]
+    compare: bool,
+    /// Size of the dynasoar heap in MiB (default: from the pattern's alive cells).
+    #[arg(long, value_name = "MIB")]
+    heap_mib: Option<u64>,
+    /// Check the result against a plain host implementation of the rules (and, for the DSL
+    /// version, the grid against the objects).
+    #[arg(long)]
+    check: bool,
+    /// No progress bar.
+    #[arg(long)]
+    no_progress: bool,
+    #[command(flatten)]
+    render: RenderArgs,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+fn main() -> std::process::ExitCode {
+    exit_on_error(run_app(Args::parse()))
+}
+
+fn report(cfg: &Config, implementation: Implementation, backend: &str, o: &Outcome) -> Report {
+    let mut r = Report::new("game-of-life")
+        .field("backend", backend)
+        .field("allocator", implementation.name())
+        .field("size", cfg.pattern.size())
+        .field("iters", cfg.steps)
+        .field("total_us", o.total.as_micros())
+        .field("enum_us", o.enumeration.as_micros())
+        .field("alive", o.live.len());
+    if let Some(c) = &o.candidates {
+        r = r.field("candidates", c.len());
+    }
+    r.field("setup_us", o.setup.as_micros())
+        .field("pattern", &cfg.pattern.name)
+        .field("fingerprint", format!("{:016x}", o.fingerprint()))
+}
+
+fn load_pattern(args: &Args) -> anyhow::Result<Pattern> {
+    let size = args.size.as_deref().map(parse_size).transpose()?;
+    let spec = match &args.pattern {
+        Some(spec) => spec.clone(),
+        None => {
+            anyhow::ensure!(size.is_none(), "--size applies to the built-in patterns (see --pattern)");
+            archive_member(config::BENCHMARK_PATTERN)?
+        }
+    };
+    let started = Instant::now();
+    let pattern = Pattern::from_spec(&spec, size, args.seed)?;
+    if started.elapsed().as_secs_f64() > 0.5 {
+        eprintln!(
+            "loaded {}: {} cells, {} alive ({:.1} s)",
+            pattern.name,
+            pattern.size(),
+            pattern.live.len(),
+            started.elapsed().as_secs_f64()
+        );
+    }
+    Ok(pattern)
+}
+
+fn run_app(args: Args) -> anyhow::Result<()> {
+    if let Some(mib) = args.heap_mib {
+        anyhow::ensure!(mib > 0, "--heap-mib must be at least 1");
+    }
+    let pattern = load_pattern(&args)?;
+    let cfg = Config {
+        steps: args.steps,
+        heap_bytes: args.heap_mib.map(|m| m << 20),
+        verify: args.check,
+        ..Config::new(pattern)
+    };
+    let options = args.common.executor_options();
+    let backend = args.common.executor()?.kind().name();
+    let implementations = if args.compare {
+        vec![Implementation::Soa, Implementation::Aos, Implementation::Dynasoar]
+    } else {
+        vec![args.implementation]
+    };
+    let mut results = Vec::new();
+    for &implementation in &implementations {
+        let render = if implementation == *implementations.last().unwrap() {
+            args.render.clone()
+        } else {
+            RenderArgs::default()
+        };
+        let mut recorder = Recorder::new(&render)?;
+        let outcome = run(implementation, options.clone(), &cfg, &mut recorder, !args.no_progress)?;
+        let frames = recorder.finish()?;
+        if frames > 0 {
+            eprintln!("wrote {frames} frames to {}", render.render.as_ref().unwrap().display());
+        }
+        results.push((implementation, outcome));
+    }
+    if args.compare {
+        let soa = &results[0].1;
+        for (i, o) in &results[1..] {
+            anyhow::ensure!(
+                o.live == soa.live,
+                "{} and soa disagree after {} steps: {} vs {} alive cells",
+                i.name(),
+                cfg.steps,
+                o.live.len(),
+                soa.live.len()
+            );
+        }
+    }
+    if args.check {
+        let started = Instant::now();
+        let mut reference = Reference::new(&cfg.pattern);
+        for _ in 0..cfg.steps {
+            reference.step();
+        }
+        for (i, o) in &results {
+            anyhow::ensure!(
+                o.live == reference.live(),
+                "{} disagrees with the host reference after {} steps: {} vs {} alive cells",
+                i.name(),
+                cfg.steps,
+                o.live.len(),
+                reference.live().len()
+            );
+        }
+        eprintln!(
+            "check: all results match the host reference ({} alive cells; {:.1} s)",
+            reference.live().len(),
+            started.elapsed().as_secs_f64()
+        );
+    }
+    if args.compare {
+        println!("{:<10} {:>12} {:>12} {:>14}", "impl", "total ms", "enum ms", "vs soa");
+        let soa = results[0].1.total.as_secs_f64();
+        for (i, o) in &results {
+            println!(
+                "{:<10} {:>12.1} {:>12.1} {:>13.2}x",
+                i.name(),
+                o.total.as_secs_f64() * 1e3,
+                o.enumeration.as_secs_f64() * 1e3,
+                o.total.as_secs_f64() / soa
+            );
+        }
+    }
+    let mut lines: Vec<Report> = results.iter().map(|(i, o)| report(&cfg, *i, backend, o)).collect();
+    if args.compare {
+        let t = |k: usize| results[k].1.total.as_micros();
+        let last = lines.pop().unwrap().field("soa_us", t(0)).field("aos_us", t(1)).field(
+            "ratio_vs_soa",
+            format!("{:.3}", results[2].1.total.as_secs_f64() / results[0].1.total.as_secs_f64()),
+        );
+        lines.push(last);
+    }
+    for line in lines {
+        println!("{line}");
+    }
+    Ok(())
+}

@@ -1,0 +1,441 @@
+//! Game of Life: known patterns behave as they must (blinker, glider, block), the DSL version
+//! and both baselines agree with a plain host implementation of the rules on random soups,
+//! the grid does not wrap, the DSL's grid and objects stay consistent, PGM images load (also
+//! from archives) and bad input is a clear error; on a GPU, the same cells as on the CPU.
+//!
+//! With `DYNASOAR_DATA` (a folder holding `game-of-life/turing_machines.tar.gz`) or the
+//! project's shared data folder present, `tm.pgm` is also run against the host reference.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use dynasoar::host::{Backend, ExecutorOptions};
+use dynasoar_examples::Implementation;
+use dynasoar_examples::game_of_life::{
+    Config, Outcome, Pattern, Reference, draw, find_archive, read_pgm, reference_run, run,
+};
+use dynasoar_examples::render::{Recorder, RenderArgs};
+use dynasoar_tests::gpu_executor;
+
+const ALL: [Implementation; 3] = [Implementation::Dynasoar, Implementation::Soa, Implementation::Aos];
+
+fn options(backend: Backend) -> ExecutorOptions {
+    ExecutorOptions { backend, cpu_threads: Some(4), quiet: true, ..Default::default() }
+}
+
+fn simulate(implementation: Implementation, backend: Backend, pattern: &Pattern, steps: u32) -> Outcome {
+    let cfg = Config { steps, verify: true, ..Config::new(pattern.clone()) };
+    let mut recorder = Recorder::new(&RenderArgs::default()).unwrap();
+    run(implementation, options(backend), &cfg, &mut recorder, false).unwrap_or_else(|e| {
+        panic!("{} on {} after {steps} steps: {e:#}", implementation.name(), pattern.name)
+    })
+}
+
+/// Cells `(x, y)` as sorted indices of a grid `width` wide.
+fn cells(width: u32, xy: &[(u32, u32)]) -> Vec<u32> {
+    let mut v: Vec<u32> = xy.iter().map(|&(x, y)| y * width + x).collect();
+    v.sort_unstable();
+    v
+}
+
+/// The DSL's candidates: never on alive cells, and on every dead cell next to an alive one.
+fn check_candidates(o: &Outcome, pattern: &Pattern, steps: u32) {
+    let candidates = o.candidates.as_ref().expect("the DSL version reports candidates");
+    let mut reference = Reference::new(pattern);
+    for _ in 0..steps {
+        reference.step();
+    }
+    assert_eq!(o.live, reference.live());
+    assert!(candidates.iter().all(|c| o.live.binary_search(c).is_err()), "a candidate on an alive cell");
+    for c in reference.required_candidates() {
+        assert!(candidates.binary_search(&c).is_ok(), "no candidate at {c}, next to an alive cell");
+    }
+}
+
+#[test]
+fn blinker_has_period_two() {
+    let p = Pattern::blinker(9, 7).unwrap();
+    let horizontal = cells(9, &[(3, 3), (4, 3), (5, 3)]);
+    let vertical = cells(9, &[(4, 2), (4, 3), (4, 4)]);
+    assert_eq!(p.live, horizontal);
+    for implementation in ALL {
+        for (steps, expected) in [(1, &vertical), (2, &horizontal), (7, &vertical), (30, &horizontal)] {
+            let o = simulate(implementation, Backend::Cpu, &p, steps);
+            assert_eq!(&o.live, expected, "{} after {steps} steps", implementation.name());
+        }
+    }
+    let o = simulate(Implementation::Dynasoar, Backend::Cpu, &p, 3);
+    check_candidates(&o, &p, 3);
+}
+
+#[test]
+fn glider_moves_one_cell_diagonally_every_four_steps() {
+    let p = Pattern::glider(24, 20).unwrap();
+    let shifted = |k: u32| -> Vec<u32> {
+        let mut v: Vec<u32> = p.live.iter().map(|&c| c + k * 24 + k).collect();
+        v.sort_unstable();
+        v
+    };
+    for implementation in ALL {
+        for k in [1, 3, 10] {
+            let o = simulate(implementation, Backend::Cpu, &p, 4 * k);
+            assert_eq!(o.live, shifted(k), "{} after {} steps", implementation.name(), 4 * k);
+        }
+    }
+    let o = simulate(Implementation::Dynasoar, Backend::Cpu, &p, 21);
+    check_candidates(&o, &p, 21);
+}
+
+#[test]
+fn grid_does_not_wrap() {
+    // A glider runs into the bottom-right corner and settles into a block there; on a torus it
+    // would come back at the top-left.
+    let p = Pattern::glider(12, 12).unwrap();
+    let reference = reference_run(&p, 120);
+    assert_eq!(reference, cells(12, &[(10, 10), (11, 10), (10, 11), (11, 11)]), "host reference");
+    for implementation in ALL {
+        let o = simulate(implementation, Backend::Cpu, &p, 120);
+        assert_eq!(o.live, reference, "{}", implementation.name());
+    }
+    // Alive cells on every edge and corner.
+    let edges = Pattern::from_cells(
+        "edges",
+        7,
+        5,
+        [(0, 0), (1, 0), (0, 1), (6, 0), (6, 1), (5, 0), (0, 4), (1, 4), (2, 4), (6, 3), (6, 4), (5, 4)],
+    )
+    .unwrap();
+    for steps in [1, 2, 5] {
+        let expected = reference_run(&edges, steps);
+        for implementation in ALL {
+            assert_eq!(simulate(implementation, Backend::Cpu, &edges, steps).live, expected);
+        }
+    }
+}
+
+#[test]
+fn block_is_a_still_life() {
+    let p = Pattern::block(10, 10).unwrap();
+    for implementation in ALL {
+        assert_eq!(simulate(implementation, Backend::Cpu, &p, 25).live, p.live, "{}", implementation.name());
+    }
+    // Its 12 dead neighbours are candidates, and nothing else.
+    let o = simulate(Implementation::Dynasoar, Backend::Cpu, &p, 25);
+    assert_eq!(o.candidates.as_ref().unwrap(), &Reference::new(&p).required_candidates());
+    assert_eq!(o.candidates.unwrap().len(), 12);
+}
+
+#[test]
+fn random_soups_match_the_host_reference() {
+    for (w, h, density, seed, steps) in [(96, 80, 0.35, 1, 60), (33, 47, 0.5, 2, 25), (64, 64, 0.1, 3, 40)] {
+        let p = Pattern::random(w, h, density, seed).unwrap();
+        let expected = reference_run(&p, steps);
+        assert!(!expected.is_empty() && expected != p.live, "a soup that does something");
+        for implementation in ALL {
+            let o = simulate(implementation, Backend::Cpu, &p, steps);
+            assert_eq!(o.live, expected, "{} on {w}x{h} after {steps} steps", implementation.name());
+            assert_eq!((o.width, o.height), (w, h));
+        }
+        check_candidates(&simulate(Implementation::Dynasoar, Backend::Cpu, &p, steps), &p, steps);
+    }
+}
+
+#[test]
+fn every_step_of_a_soup_matches_the_host_reference() {
+    let p = Pattern::random(40, 30, 0.4, 9).unwrap();
+    let mut reference = Reference::new(&p);
+    for steps in 0..=12 {
+        let o = simulate(Implementation::Dynasoar, Backend::Cpu, &p, steps);
+        assert_eq!(o.live, reference.live(), "after {steps} steps");
+        reference.step();
+    }
+}
+
+#[test]
+fn degenerate_grids() {
+    let cases = [
+        Pattern::from_cells("empty", 16, 16, []).unwrap(),
+        Pattern::from_cells("single", 1, 1, [(0, 0)]).unwrap(),
+        Pattern::random(1, 50, 0.7, 4).unwrap(),
+        Pattern::random(50, 1, 0.7, 5).unwrap(),
+        Pattern::random(2, 40, 0.6, 6).unwrap(),
+    ];
+    for p in &cases {
+        for steps in [0, 1, 4] {
+            let expected = reference_run(p, steps);
+            for implementation in ALL {
+                let o = simulate(implementation, Backend::Cpu, p, steps);
+                assert_eq!(
+                    o.live,
+                    expected,
+                    "{} on {} ({}) after {steps}",
+                    implementation.name(),
+                    p.name,
+                    p.size()
+                );
+            }
+        }
+    }
+    // Nothing alive, nothing to do: no objects at all.
+    let o = simulate(Implementation::Dynasoar, Backend::Cpu, &cases[0], 3);
+    assert!(o.live.is_empty() && o.candidates.unwrap().is_empty());
+}
+
+#[test]
+fn pattern_specs() {
+    let g = Pattern::from_spec("glider", None, 0).unwrap();
+    assert_eq!((g.width, g.height, g.live.len()), (64, 64, 5));
+    let b = Pattern::from_spec("blinker", Some((5, 3)), 0).unwrap();
+    assert_eq!(b.live, cells(5, &[(1, 1), (2, 1), (3, 1)]));
+    let r = Pattern::from_spec("random:30x20:0.5", None, 7).unwrap();
+    assert_eq!((r.width, r.height), (30, 20));
+    assert_eq!(r, Pattern::from_spec("random:0.5", Some((30, 20)), 7).unwrap(), "same seed, same soup");
+    assert_ne!(r.live, Pattern::from_spec("random:30x20:0.5", None, 8).unwrap().live);
+    assert!((150..450).contains(&r.live.len()), "about half of 600 cells: {}", r.live.len());
+    assert_eq!(Pattern::from_spec("random:10x10:0", None, 1).unwrap().live.len(), 0);
+    assert_eq!(Pattern::from_spec("random:10x10:1", None, 1).unwrap().live.len(), 100);
+
+    for (spec, size, needle) in [
+        ("random:0x5", None, "at least one cell"),
+        ("random:10x10:1.5", None, "not between 0 and 1"),
+        ("random:10x10:lots", None, "neither a size"),
+        ("random:100000x100000", None, "2^32"),
+        ("glider", Some((3, 3)), "at least 4x4"),
+        ("no/such/pattern.pgm", None, "no/such/pattern.pgm"),
+        ("no/such/archive.tar.gz:tm.pgm", None, "no/such/archive.tar.gz"),
+        ("file.pgm", Some((4, 4)), "built-in patterns only"),
+    ] {
+        let err = format!("{:#}", Pattern::from_spec(spec, size, 0).unwrap_err());
+        assert!(err.contains(needle), "{spec}: {err}");
+    }
+}
+
+fn pgm(bytes: &[u8]) -> Result<Pattern, String> {
+    read_pgm(bytes, "test.pgm").map_err(|e| format!("{e:#}"))
+}
+
+#[test]
+fn pgm_images_load() {
+    // Plain (P2), with comments; 0 is alive.
+    let p =
+        pgm(b"P2\n# a comment\n4 3\n# another\n255\n255 0 255 255\n0 0 255 255\n255 255 255 0\n").unwrap();
+    assert_eq!((p.width, p.height), (4, 3));
+    assert_eq!(p.live, cells(4, &[(1, 0), (0, 1), (1, 1), (3, 2)]));
+    // Numbers may be split across lines any way; trailing data is ignored.
+    let q = pgm(b"P2 4 3 255 255 0\n255 255 0 0 255 255 255 255 255 0 7 x y z").unwrap();
+    assert_eq!(q.live, p.live);
+    // Binary (P5), 8 and 16 bits per pixel.
+    let mut raw = b"P5\n4 3\n255\n".to_vec();
+    raw.extend_from_slice(&[255, 0, 255, 255, 0, 0, 255, 255, 255, 255, 255, 0]);
+    assert_eq!(pgm(&raw).unwrap().live, p.live);
+    let mut wide = b"P5 2 2 65535\n".to_vec();
+    wide.extend_from_slice(&[0, 0, 1, 0, 0, 1, 0, 0]);
+    assert_eq!(pgm(&wide).unwrap().live, vec![0, 3]);
+}
+
+#[test]
+fn bad_pgm_images_are_clear_errors() {
+    for (bytes, needle) in [
+        (&b""[..], "too short"),
+        (b"P6\n1 1\n255\n", "not P2 or P5"),
+        (b"P2\n", "width"),
+        (b"P2\n4\n", "height"),
+        (b"P2 4 x 255\n", "height"),
+        (b"P2 0 3 255\n", "at least one cell"),
+        (b"P2 70000 70000 255\n", "2^32"),
+        (b"P2 2 2 0\n0 0 0 0", "maximum gray value"),
+        (b"P2 2 2 255\n0 0 0", "truncated"),
+        (b"P2 2 2 255\n0 0 0 x", "unexpected"),
+        (b"P2 2 2 255\n0 0 0 300", "above the maximum"),
+        (b"P5 2 2 255\n\x00\x00\x00", "truncated"),
+        (b"P2 99999999999 2 255\n", "too large"),
+    ] {
+        let err = pgm(bytes).unwrap_err();
+        assert!(err.contains(needle), "{:?}: {err}", String::from_utf8_lossy(bytes));
+    }
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("dynasoar-gol-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A ustar archive holding `files` (written by hand: the tests do not depend on `tar`).
+fn tar(files: &[(&str, &[u8])]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for (name, data) in files {
+        let mut h = [0u8; 512];
+        h[..name.len()].copy_from_slice(name.as_bytes());
+        h[100..108].copy_from_slice(b"0000644\0");
+        h[108..116].copy_from_slice(b"0000000\0");
+        h[116..124].copy_from_slice(b"0000000\0");
+        h[124..136].copy_from_slice(format!("{:011o}\0", data.len()).as_bytes());
+        h[136..148].copy_from_slice(b"00000000000\0");
+        h[156] = b'0';
+        h[257..263].copy_from_slice(b"ustar\0");
+        h[263..265].copy_from_slice(b"00");
+        h[148..156].copy_from_slice(b"        ");
+        let sum: u32 = h.iter().map(|&b| b as u32).sum();
+        h[148..156].copy_from_slice(format!("{sum:06o}\0 ").as_bytes());
+        out.extend_from_slice(&h);
+        out.extend_from_slice(data);
+        out.resize(out.len().next_multiple_of(512), 0);
+    }
+    out.resize(out.len() + 1024, 0);
+    out
+}
+
+/// `data` gzipped with stored (uncompressed) deflate blocks (the tests do not depend on
+/// `flate2`).
+fn gzip_stored(data: &[u8]) -> Vec<u8> {
+    let mut crc = !0u32;
+    for &b in data {
+        crc ^= b as u32;
+        for _ in 0..8 {
+            crc = if crc & 1 != 0 { (crc >> 1) ^ 0xEDB8_8320 } else { crc >> 1 };
+        }
+    }
+    let mut out = vec![0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 255];
+    let chunks: Vec<&[u8]> = data.chunks(65535).collect();
+    for (i, chunk) in chunks.iter().enumerate() {
+        out.push((i + 1 == chunks.len()) as u8);
+        let len = chunk.len() as u16;
+        out.extend_from_slice(&len.to_le_bytes());
+        out.extend_from_slice(&(!len).to_le_bytes());
+        out.extend_from_slice(chunk);
+    }
+    out.extend_from_slice(&(!crc).to_le_bytes());
+    out.extend_from_slice(&(data.len() as u32).to_le_bytes());
+    out
+}
+
+#[test]
+fn patterns_load_from_files_and_archives() {
+    let dir = temp_dir("archives");
+    let image = b"P2\n# glider\n6 6\n1\n1 1 0 1 1 1\n1 1 1 0 1 1\n1 0 0 0 1 1\n1 1 1 1 1 1\n1 1 1 1 1 1\n1 1 1 1 1 1\n";
+    let expected = cells(6, &[(2, 0), (3, 1), (1, 2), (2, 2), (3, 2)]);
+    let file = dir.join("g.pgm");
+    std::fs::write(&file, image).unwrap();
+    let p = Pattern::load(file.to_str().unwrap()).unwrap();
+    assert_eq!((p.name.as_str(), p.live.clone()), ("g.pgm", expected.clone()));
+
+    let archive = tar(&[("README", b"hello"), ("dir/g.pgm", image), ("big.pgm", &vec![b'1'; 70_000])]);
+    let tar_path = dir.join("patterns.tar");
+    std::fs::write(&tar_path, &archive).unwrap();
+    let gz_path = dir.join("patterns.tar.gz");
+    std::fs::File::create(&gz_path).unwrap().write_all(&gzip_stored(&archive)).unwrap();
+    for path in [&tar_path, &gz_path] {
+        for member in ["g.pgm", "dir/g.pgm"] {
+            let p = Pattern::load(&format!("{}:{member}", path.display())).unwrap();
+            assert_eq!(p.live, expected, "{member} in {}", path.display());
+        }
+        let err = format!("{:#}", Pattern::load(&format!("{}:nope.pgm", path.display())).unwrap_err());
+        assert!(err.contains("no member `nope.pgm`") && err.contains("dir/g.pgm"), "{err}");
+        let err = format!("{:#}", Pattern::load(&format!("{}:README", path.display())).unwrap_err());
+        assert!(err.contains("not a PGM image") && err.contains("README"), "{err}");
+    }
+    let garbage = dir.join("garbage.tar.gz");
+    std::fs::write(&garbage, b"this is not gzip").unwrap();
+    assert!(Pattern::load(&format!("{}:g.pgm", garbage.display())).is_err());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn rendering_writes_frames() {
+    let dir = temp_dir("render");
+    let p = Pattern::glider(16, 16).unwrap();
+    let cfg = Config { steps: 8, ..Config::new(p) };
+    let args = RenderArgs { render: Some(dir.clone()), render_every: 4, gif: true, render_width: 64 };
+    for implementation in ALL {
+        let mut recorder = Recorder::new(&args).unwrap();
+        run(implementation, options(Backend::Cpu), &cfg, &mut recorder, false).unwrap();
+        assert_eq!(recorder.finish().unwrap(), 3, "frames 0, 4 and 8");
+    }
+    for f in ["frame_000000.png", "frame_000004.png", "frame_000008.png", "animation.gif"] {
+        assert!(dir.join(f).is_file(), "{f}");
+    }
+    // Small grids are scaled up, large ones down (alive cells stay visible).
+    let up = draw(16, 8, &[0, 17], 64);
+    assert_eq!((up.width(), up.height()), (64, 32));
+    assert_eq!(up.image.get_pixel(5, 5).0, [255, 255, 255]);
+    assert_eq!(up.image.get_pixel(3, 0).0, [255, 255, 255]);
+    assert_eq!(up.image.get_pixel(4, 0).0, [0, 0, 0]);
+    let down = draw(1000, 500, &[0, 999 * 1000 / 2], 100);
+    assert_eq!((down.width(), down.height()), (100, 50));
+    assert!(down.image.get_pixel(0, 0).0[0] > 0);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The benchmark archive, if this machine has it (not needed in CI).
+fn data_archive(test: &str) -> Option<PathBuf> {
+    let found = find_archive();
+    if found.is_none() {
+        println!("skipping {test}: no game-of-life/turing_machines.tar.gz (set DYNASOAR_DATA)");
+    }
+    found
+}
+
+fn tm_pattern(archive: &Path) -> Pattern {
+    let p = Pattern::load(&format!("{}:tm.pgm", archive.display())).unwrap();
+    assert_eq!((p.width, p.height, p.live.len()), (1714, 1647, 36_549));
+    p
+}
+
+#[test]
+fn turing_machine_matches_the_host_reference() {
+    let Some(archive) = data_archive("turing_machine_matches_the_host_reference") else { return };
+    let p = tm_pattern(&archive);
+    let steps = 4;
+    let expected = reference_run(&p, steps);
+    for implementation in [Implementation::Dynasoar, Implementation::Soa] {
+        assert_eq!(
+            simulate(implementation, Backend::Cpu, &p, steps).live,
+            expected,
+            "{}",
+            implementation.name()
+        );
+    }
+}
+
+#[test]
+fn gpu_gives_the_same_cells_as_cpu() {
+    if gpu_executor("gpu_gives_the_same_cells_as_cpu").is_none() {
+        return;
+    }
+    let p = Pattern::random(700, 500, 0.35, 11).unwrap();
+    let steps = 150;
+    let expected = reference_run(&p, steps);
+    let cpu = simulate(Implementation::Dynasoar, Backend::Cpu, &p, steps);
+    assert_eq!(cpu.live, expected);
+    for implementation in ALL {
+        let gpu = simulate(implementation, Backend::Cuda, &p, steps);
+        assert_eq!(gpu.live, cpu.live, "{} on the GPU", implementation.name());
+        if implementation == Implementation::Dynasoar {
+            assert_eq!(gpu.candidates, cpu.candidates, "candidates on the GPU");
+        }
+    }
+    // Small patterns too (few objects: mostly partly filled warps and blocks).
+    for p in
+        [Pattern::glider(40, 40).unwrap(), Pattern::blinker(5, 5).unwrap(), Pattern::block(4, 4).unwrap()]
+    {
+        let cpu = simulate(Implementation::Dynasoar, Backend::Cpu, &p, 60);
+        let gpu = simulate(Implementation::Dynasoar, Backend::Cuda, &p, 60);
+        assert_eq!((gpu.live, gpu.candidates), (cpu.live, cpu.candidates), "{}", p.name);
+    }
+}
+
+#[test]
+fn gpu_turing_machine_matches_the_host_reference() {
+    if gpu_executor("gpu_turing_machine_matches_the_host_reference").is_none() {
+        return;
+    }
+    let Some(archive) = data_archive("gpu_turing_machine_matches_the_host_reference") else { return };
+    let p = tm_pattern(&archive);
+    let steps = 300;
+    let expected = reference_run(&p, steps);
+    for implementation in ALL {
+        let o = simulate(implementation, Backend::Cuda, &p, steps);
+        assert_eq!(o.live, expected, "{} on the GPU", implementation.name());
+    }
+}
