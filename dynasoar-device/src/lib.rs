@@ -24,6 +24,8 @@ extern crate std;
 
 pub mod allocator;
 pub mod arch;
+#[cfg(not(loom))]
+pub mod array;
 pub mod bitmap;
 pub mod block;
 pub mod class;
@@ -44,6 +46,8 @@ pub mod parallel;
 pub mod plain;
 pub mod rand;
 
+#[cfg(not(loom))]
+pub use array::DeviceArray;
 pub use class::{AllocatorSpec, Class, ClassInfo, ClassSpec, Concrete, NoParent, Registered};
 #[cfg(not(loom))]
 pub use device::Device;

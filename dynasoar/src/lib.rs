@@ -90,7 +90,7 @@ pub mod prelude {
     pub use dynasoar_device::arch::{self, WarpGroup};
     pub use dynasoar_device::math::{self, Vec2};
     pub use dynasoar_device::rand::Rng;
-    pub use dynasoar_device::{AtomicRef, DevPtr, Device, Handle, Kernel, Obj, Plain, Ref};
+    pub use dynasoar_device::{AtomicRef, DevPtr, Device, DeviceArray, Handle, Kernel, Obj, Plain, Ref};
     pub use dynasoar_macros::{Plain, kernel, soa_class, soa_methods};
 
     #[cfg(not(target_arch = "nvptx64"))]

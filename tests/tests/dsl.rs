@@ -2,9 +2,10 @@
 //! visiting exactly the objects that existed at launch, self-freeing, `device_do`, atomic
 //! fields, casts; and the paper's API example giving identical results on CPU and GPU.
 
+use dynasoar::Handle;
 use dynasoar::host::{Error, Runtime};
 use dynasoar_models::api_demo::{Bar, DemoAlloc, Foo};
-use dynasoar_models::semantics::{Animal, Cat, Dog, Registry, Zoo};
+use dynasoar_models::semantics::{Animal, Cat, Dog, Registry, Tables, Zoo};
 use dynasoar_tests::{cpu_runtime, gpu_runtime};
 
 fn zoo_semantics(rt: &Runtime<Zoo>) {
@@ -145,4 +146,41 @@ fn out_of_memory_in_a_method_names_it() {
     // The heap stays usable.
     rt.parallel_do(Animal::tick).unwrap();
     assert!(rt.count::<Animal>().unwrap() > 0);
+}
+
+fn device_arrays(rt: &Runtime<Zoo>) {
+    rt.parallel_new(Registry::create, 1).unwrap();
+    rt.parallel_do_with(Registry::populate, 20u32).unwrap();
+    let exec = rt.executor();
+    let animals = exec.alloc_zeroed::<Handle<Animal>>(2000).unwrap();
+    let counts = exec.alloc_zeroed::<u32>(1).unwrap();
+    let tables = Tables { animals: animals.device_array(), counts: counts.device_array() };
+    rt.parallel_do_with(Animal::record, tables).unwrap();
+    assert_eq!(exec.read_all(&counts).unwrap(), vec![40]);
+    let recorded = exec.read_all(&animals).unwrap().into_iter().filter(|h| !h.is_null()).count();
+    assert_eq!(recorded, 40, "cats have ids 0..20, dogs 1000..1020: 40 distinct slots");
+}
+
+#[test]
+fn device_arrays_on_cpu() {
+    device_arrays(&cpu_runtime::<Zoo>(8 << 20));
+}
+
+#[test]
+fn device_arrays_on_gpu() {
+    let Some(rt) = gpu_runtime::<Zoo>("device_arrays_on_gpu", 64 << 20) else { return };
+    device_arrays(&rt);
+}
+
+#[test]
+fn device_array_index_out_of_bounds_is_a_kernel_error() {
+    let rt = cpu_runtime::<Zoo>(8 << 20);
+    rt.parallel_new(Registry::create, 1).unwrap();
+    rt.parallel_do_with(Registry::populate, 2u32).unwrap();
+    let animals = rt.executor().alloc_zeroed::<Handle<Animal>>(4).unwrap();
+    let counts = rt.executor().alloc_zeroed::<u32>(1).unwrap();
+    let tables = Tables { animals: animals.device_array(), counts: counts.device_array() };
+    let err = rt.parallel_do_with(Animal::record_out_of_bounds, tables).unwrap_err();
+    assert!(matches!(err, Error::KernelFailed { .. }), "{err}");
+    assert!(err.to_string().contains("record_out_of_bounds"), "{err}");
 }

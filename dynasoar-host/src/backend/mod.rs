@@ -487,6 +487,19 @@ impl<T> Buffer<T> {
     }
 }
 
+impl<T: dynasoar_device::object::AtomicValue> Buffer<T> {
+    /// The buffer as a [`DeviceArray`](dynasoar_device::DeviceArray) for kernels and methods:
+    /// every element accessed atomically and bounds-checked on the device.
+    ///
+    /// The array is valid while the buffer lives: keep the buffer until the kernels that use
+    /// the array have finished (`Runtime::sync`; CPU launches finish before returning).
+    pub fn device_array(&self) -> dynasoar_device::DeviceArray<T> {
+        // SAFETY: the buffer holds `len` elements of `T` for as long as it lives (see above);
+        // device code reaches them only through the array's atomic accessors.
+        unsafe { dynasoar_device::DeviceArray::from_raw(self.ptr(), self.len as u64) }
+    }
+}
+
 impl<T> std::fmt::Debug for Buffer<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Buffer({} x {}, {:?})", self.len, std::any::type_name::<T>(), self.ptr())

@@ -42,6 +42,14 @@ pub struct Registry {
 
 dynasoar::allocator!(pub Zoo: Animal, Cat, Dog, Registry);
 
+/// Shared tables for `Animal::record`.
+#[repr(C)]
+#[derive(Clone, Copy, Plain)]
+pub struct Tables {
+    pub animals: DeviceArray<Handle<Animal>>,
+    pub counts: DeviceArray<u32>,
+}
+
 #[soa_methods]
 impl Registry {
     #[parallel_new]
@@ -75,6 +83,20 @@ impl Animal {
         let mut n = 0;
         dev.device_do::<Cat>(|_| n += 1);
         this.set_cats_seen(n);
+    }
+
+    /// Record this animal's handle at index `id % len` of `table` and count it in slot 0 of
+    /// `counts` (a shared table and counter: atomic, bounds-checked, no `unsafe`).
+    #[parallel]
+    pub fn record(this: Obj<Self>, _dev: &Device<Zoo>, tables: Tables) {
+        tables.animals.set(this.id() as u64 % tables.animals.len(), this.handle());
+        tables.counts.at(0).fetch_add(1);
+    }
+
+    /// Write one past the end of `tables.animals`: an index out of bounds traps.
+    #[parallel]
+    pub fn record_out_of_bounds(this: Obj<Self>, _dev: &Device<Zoo>, tables: Tables) {
+        tables.animals.set(tables.animals.len(), this.handle());
     }
 
     /// A read-only method: checks run-time types without writing.
