@@ -215,13 +215,10 @@ fn parse_new(func: ImplItemFn) -> syn::Result<Launchable> {
 /// Parameters must be plain identifiers (they are forwarded by name).
 fn check_arg_pattern(func: &ImplItemFn) -> syn::Result<()> {
     for input in &func.sig.inputs {
-        if let FnArg::Typed(t) = input {
-            if !matches!(&*t.pat, Pat::Ident(_) | Pat::Wild(_)) {
-                return Err(syn::Error::new(
-                    t.pat.span(),
-                    "launchable methods take parameters by plain name",
-                ));
-            }
+        if let FnArg::Typed(t) = input
+            && !matches!(&*t.pat, Pat::Ident(_) | Pat::Wild(_))
+        {
+            return Err(syn::Error::new(t.pat.span(), "launchable methods take parameters by plain name"));
         }
     }
     Ok(())

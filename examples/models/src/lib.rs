@@ -10,6 +10,7 @@ pub mod collision;
 pub mod field_bench;
 pub mod game_of_life;
 pub mod generation;
+pub mod gravity;
 pub mod nbody;
 pub mod semantics;
 pub mod smoke;

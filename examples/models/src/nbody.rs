@@ -8,6 +8,8 @@
 use dynasoar::arch;
 use dynasoar::prelude::*;
 
+use crate::gravity;
+
 /// Simulation constants (the original DynaSOAr benchmark's).
 pub mod config {
     pub const SEED: u64 = 42;
@@ -35,37 +37,22 @@ impl Default for Physics {
     }
 }
 
-/// Initial position, velocity and mass of body `index` (a counter-based RNG per body, so every
-/// implementation and backend starts from the same bodies).
+/// Initial position, velocity and mass of body `index` (same bodies for every implementation
+/// and backend).
 pub fn initial_state(seed: u64, index: u64) -> (Vec2, Vec2, f32) {
-    let mut rng = Rng::new(seed, index);
-    let pos = Vec2::new(2.0 * rng.next_f32() - 1.0, 2.0 * rng.next_f32() - 1.0);
-    let vel = Vec2::new((rng.next_f32() - 0.5) / 1000.0, (rng.next_f32() - 0.5) / 1000.0);
-    let mass = (rng.next_f32() / 2.0 + 0.5) * config::MAX_MASS;
-    (pos, vel, mass)
+    gravity::initial_state(seed, index, config::MAX_MASS)
 }
 
-/// The gravitational force body `other` exerts on body `me` (softened by `dampening`).
+/// The gravitational force body `other` exerts on body `me`.
 #[inline(always)]
 pub fn force_on(me: Vec2, my_mass: f32, other: Vec2, other_mass: f32, p: &Physics) -> Vec2 {
-    let d = other - me;
-    let dist = d.length();
-    let f = p.gravity * my_mass * other_mass / (dist * dist + p.dampening);
-    d * (f / dist)
+    gravity::force_on(me, my_mass, other, other_mass, p.gravity, p.dampening)
 }
 
-/// One time step of a body under `force`: new position and velocity (bouncing off the walls).
+/// One time step of a body under `force`.
 #[inline(always)]
 pub fn integrate(pos: Vec2, vel: Vec2, force: Vec2, mass: f32, p: &Physics) -> (Vec2, Vec2) {
-    let mut vel = vel + force * (p.dt / mass);
-    let pos = pos + vel * p.dt;
-    if pos.x < -1.0 || pos.x > 1.0 {
-        vel.x = -vel.x;
-    }
-    if pos.y < -1.0 || pos.y > 1.0 {
-        vel.y = -vel.y;
-    }
-    (pos, vel)
+    gravity::integrate(pos, vel, force, mass, p.dt)
 }
 
 // ----------------------------------------------------------------------------------------
