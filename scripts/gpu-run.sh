@@ -1,9 +1,19 @@
 #!/usr/bin/env bash
 # Runner of the GPU bundle (copied to gpu-bundle/run.sh by scripts/gpu-bundle.sh). Runs on a
-# machine with CUDA and no Rust toolchain. Usage: bash gpu-bundle/run.sh [quick|full]
+# machine with CUDA and no Rust toolchain.
+#
+#     bash gpu-bundle/run.sh [all|tests|bench|apps]
+#
+# tests: every test binary (GPU tests required) and the app checks; bench: sanitizer,
+# microbenchmarks; apps: the apps at their default sizes with their baselines. Each part fits
+# one device call (10 minutes); `all` runs them in turn.
 set -uo pipefail
-MODE=${1:-quick}
-HERE=$(cd "$(dirname "$0")" && pwd)
+MODE=${1:-all}
+SRC=$(cd "$(dirname "$0")" && pwd)
+# Unpack the payload (binaries) next to the scripts, in a writable place.
+HERE=${BUNDLE_DIR:-/tmp/dynasoar-bundle}
+rm -rf "$HERE" && mkdir -p "$HERE" && cp -r "$SRC"/. "$HERE"/ && tar xzf "$HERE/payload.tar.gz" -C "$HERE" || {
+  echo "run.sh: cannot unpack $SRC/payload.tar.gz into $HERE" >&2; exit 1; }
 OUT=${OUT:-$HERE/out}
 mkdir -p "$OUT"
 LOG="$OUT/gpu-suite.log"
@@ -32,19 +42,25 @@ step() { # name, command...
   echo "mode: $MODE   date: $(date -u +%FT%TZ)"
 } | tee -a "$LOG" >> "$SUMMARY"
 
-# 1. Every test binary, GPU tests required.
-for t in "$HERE"/tests/*; do
-  step "test $(basename "$t")" "$t" --test-threads=1
-done
+want() { [[ $MODE == all || $MODE == "$1" ]]; }
 
-# 2. Apps: correctness checks against the CPU backend and the app's own checks.
-if [[ -x "$HERE/bin/smoke" ]]; then
-  step "app smoke (cuda)" bash -c "'$HERE/bin/smoke' --backend cuda --len 16777216 | tee -a '$BENCH'"
+# 1. Every test binary, GPU tests required, and the smoke app.
+if want tests; then
+  for t in "$HERE"/tests/*; do
+    step "test $(basename "$t")" "$t" --test-threads=1
+  done
+  if [[ -x "$HERE/bin/smoke" ]]; then
+    step "app smoke (cuda)" bash -c "'$HERE/bin/smoke' --backend cuda --len 16777216 | tee -a '$BENCH'"
+  fi
 fi
 
-# 3. Extra steps (benchmarks, sanitizer) live in run.d/*.sh, sourced in order.
+# 2. Further steps live in run.d/NN-name.sh: below 50 they belong to `bench`, from 50 on to
+# `apps`.
 for extra in "$HERE"/run.d/*.sh; do
-  [[ -f "$extra" ]] && source "$extra"
+  n=$(basename "$extra" | cut -c1-2)
+  if { [[ $n < 50 ]] && want bench; } || { [[ ! $n < 50 ]] && want apps; }; then
+    source "$extra"
+  fi
 done
 
 {
