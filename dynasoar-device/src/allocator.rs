@@ -25,6 +25,18 @@ use crate::handle::RawHandle;
 #[cfg(not(loom))]
 use crate::heap::{Heap, block_at};
 
+/// Blocks (of all classes) that may be opened at once: past this, a leader that finds no active
+/// block waits for one to be published instead of opening another. Enough for full throughput
+/// (each opening takes about a microsecond and serves up to 64 objects), few enough to bound
+/// the fragmentation an allocation spike leaves behind.
+#[cfg(not(loom))]
+const MAX_BLOCKS_OPENING: u32 = 128;
+/// Off under loom: the wait is a spin on a relaxed load, which loom may serve stale forever
+/// (C++ does not promise visibility in finite time; the GPU's L2 does). Waiting only delays an
+/// allocation and changes no state, so the models lose nothing they check.
+#[cfg(loom)]
+const MAX_BLOCKS_OPENING: u32 = u32::MAX;
+
 /// Rounds a leader retries when the class has no active block with room and no block is free,
 /// before reporting out of memory (blocks may be freed or filled concurrently meanwhile).
 #[cfg(not(loom))]
@@ -225,8 +237,18 @@ fn reserve_slots<C: ClassSpec, S: BlockStore, const LOSSES: u32>(
         } else {
             active.try_find_set(*seed)
         };
+        let opening = if found.is_none() { store.initializing().load() } else { 0 };
         let index = match found {
             Some(index) => index,
+            // Enough blocks are being opened already (an allocation spike): wait for them to
+            // become active rather than open yet another, so that a spike of thousands of warps
+            // does not leave thousands of barely used blocks behind.
+            None if opening >= MAX_BLOCKS_OPENING => {
+                backoff.snooze();
+                arch::fence();
+                *seed = next_seed(*seed);
+                continue;
+            }
             None => match initialize_free_block::<C, S>(store, *seed) {
                 Some(index) => index,
                 None => {
