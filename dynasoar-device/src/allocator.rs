@@ -66,6 +66,10 @@ pub trait BlockStore {
     fn failed_allocations(&self) -> &Atomic32;
     /// Blocks being initialised (claimed, not yet active).
     fn initializing(&self) -> &Atomic32;
+    /// Lanes that left a warp's hand-out without a slot and allocated alone.
+    fn coalescing_misses(&self) -> &Atomic32;
+    /// Leaders that gave up for lack of blocks.
+    fn starved_leaders(&self) -> &Atomic32;
     /// Objects per block of `class`.
     fn class_objects(&self, class: u8) -> u32;
     /// Record an error for the host.
@@ -105,6 +109,14 @@ impl BlockStore for Heap<'_> {
     #[inline(always)]
     fn initializing(&self) -> &Atomic32 {
         &self.state().initializing
+    }
+    #[inline(always)]
+    fn starved_leaders(&self) -> &Atomic32 {
+        &self.state().starved_leaders
+    }
+    #[inline(always)]
+    fn coalescing_misses(&self) -> &Atomic32 {
+        &self.state().coalescing_misses
     }
     #[inline(always)]
     fn class_objects(&self, class: u8) -> u32 {
@@ -179,6 +191,9 @@ impl Heap<'_> {
     }
 }
 
+/// What a leader broadcasts as the block when it found no memory (no block lives there).
+const STARVED: u64 = u64::MAX;
+
 /// Lost races for active blocks after which a leader opens a new block (0: never).
 pub const DEFAULT_LOSSES_BEFORE_NEW_BLOCK: u32 = 0;
 
@@ -192,16 +207,19 @@ pub fn allocate_in_group<C: ClassSpec, S: BlockStore, const LOSSES: u32>(
     let mut seed = warp_seed();
     let mut handed_out = 0u32;
     let mut mine = None;
+    let mut leader_starved = false;
     while handed_out < group.size {
         let (mut block, mut slots) = (0u64, 0u64);
-        if group.is_leader()
-            && let Some((b, s)) = reserve_slots::<C, S, LOSSES>(store, group.size - handed_out, &mut seed)
-        {
-            (block, slots) = (b, s);
+        if group.is_leader() {
+            match reserve_slots::<C, S, LOSSES>(store, group.size - handed_out, &mut seed) {
+                Some((b, s)) => (block, slots) = (b, s),
+                None => block = STARVED,
+            }
         }
         let block = group.broadcast_u64(block);
         let slots = group.broadcast_u64(slots);
         if slots == 0 {
+            leader_starved = block == STARVED;
             break; // out of memory: the lanes not served yet get nothing
         }
         let count = slots.count_ones();
@@ -210,6 +228,18 @@ pub fn allocate_in_group<C: ClassSpec, S: BlockStore, const LOSSES: u32>(
             mine = Some(RawHandle::new(block, slot, C::OBJECTS_PER_BLOCK, C::TYPE_ID));
         }
         handed_out += count;
+    }
+    if mine.is_none() && group.size > 1 && !leader_starved {
+        // Seen on an H200 (Hopper, independent thread scheduling): now and then a lane leaves
+        // the hand-out without a slot although its leader found them all (about one lane in a
+        // thousand in Wa-Tor's breeding phases; never with one lane per group). Until the
+        // cause is found, such a lane allocates on its own; `coalescing_misses` counts it so
+        // tests and stats keep the problem visible. Out of memory is reported only if this
+        // attempt starves as well.
+        store.coalescing_misses().fetch_add(1);
+        if let Some((block, slots)) = reserve_slots::<C, S, LOSSES>(store, 1, &mut seed) {
+            mine = Some(RawHandle::new(block, slots.trailing_zeros(), C::OBJECTS_PER_BLOCK, C::TYPE_ID));
+        }
     }
     if mine.is_none() {
         store.failed_allocations().fetch_add(1);
@@ -237,13 +267,29 @@ fn reserve_slots<C: ClassSpec, S: BlockStore, const LOSSES: u32>(
         } else {
             active.try_find_set(*seed)
         };
-        let opening = if found.is_none() { store.initializing().load() } else { 0 };
         let index = match found {
             Some(index) => index,
             // Enough blocks are being opened already (an allocation spike): wait for them to
             // become active rather than open yet another, so that a spike of thousands of warps
-            // does not leave thousands of barely used blocks behind.
-            None if opening >= MAX_BLOCKS_OPENING => {
+            // leaves fewer barely used blocks behind. Only a load: a read-modify-write gate
+            // here (a semaphore) made a million starving threads hammer one address and stall
+            // on an H200. The bound is soft: leaders arriving together may all pass it.
+            None if store.initializing().load() >= MAX_BLOCKS_OPENING => {
+                backoff.snooze();
+                arch::fence();
+                *seed = next_seed(*seed);
+                continue;
+            }
+            // No block left to open (out of memory, or all being reused): look again without
+            // touching the free count, so that starving threads only read it.
+            None if store.free_count().load() as i64 <= 0 => {
+                if store.initializing().load() == 0 {
+                    starved += 1;
+                    if starved > OUT_OF_MEMORY_ROUNDS {
+                        store.starved_leaders().fetch_add(1);
+                        return None;
+                    }
+                }
                 backoff.snooze();
                 arch::fence();
                 *seed = next_seed(*seed);
@@ -257,6 +303,7 @@ fn reserve_slots<C: ClassSpec, S: BlockStore, const LOSSES: u32>(
                     if store.initializing().load() == 0 {
                         starved += 1;
                         if starved > OUT_OF_MEMORY_ROUNDS {
+                            store.starved_leaders().fetch_add(1);
                             return None;
                         }
                     }

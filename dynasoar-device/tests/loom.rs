@@ -38,6 +38,8 @@ struct Store {
     free_count: Atomic64,
     failed: Atomic32,
     initializing: Atomic32,
+    starved: Atomic32,
+    misses: Atomic32,
     errors: Atomic32,
     objects: Vec<u32>,
 }
@@ -53,6 +55,8 @@ impl Store {
             free_count: Atomic64::new(blocks),
             failed: Atomic32::new(0),
             initializing: Atomic32::new(0),
+            starved: Atomic32::new(0),
+            misses: Atomic32::new(0),
             errors: Atomic32::new(0),
             objects: objects.to_vec(),
             geometry,
@@ -128,6 +132,12 @@ impl BlockStore for Store {
     }
     fn initializing(&self) -> &Atomic32 {
         &self.initializing
+    }
+    fn starved_leaders(&self) -> &Atomic32 {
+        &self.starved
+    }
+    fn coalescing_misses(&self) -> &Atomic32 {
+        &self.misses
     }
     fn class_objects(&self, class: u8) -> u32 {
         self.objects[class as usize]

@@ -56,6 +56,8 @@ pub fn heap_init(p: InitParams) {
         s.errors.store(0);
         s.failed_allocations.store(0);
         s.initializing.store(0);
+        s.starved_leaders.store(0);
+        s.coalescing_misses.store(0);
     }
 }
 

@@ -66,6 +66,11 @@ pub struct HeapState {
     /// Blocks claimed from the free count but not yet published as active: while any are, an
     /// allocation that finds nothing is not out of memory yet.
     pub initializing: Atomic32,
+    /// Leaders that gave up for lack of blocks (each failed allocation comes from one).
+    pub starved_leaders: Atomic32,
+    /// Lanes that left a warp's hand-out without a slot and allocated alone (see the
+    /// allocator; expected to stay 0).
+    pub coalescing_misses: Atomic32,
 }
 
 /// The host's copy of [`HeapState`] (same layout, plain integers).
@@ -76,6 +81,8 @@ pub struct HeapStateWords {
     pub errors: u32,
     pub failed_allocations: u32,
     pub initializing: u32,
+    pub starved_leaders: u32,
+    pub coalescing_misses: u32,
 }
 
 /// The heap header at the heap's start.

@@ -114,7 +114,7 @@ impl Recorder {
 
     /// Whether step `step` of `last` is rendered.
     pub fn wants(&self, step: u32, last: u32) -> bool {
-        self.enabled() && (step % self.every == 0 || step == last)
+        self.enabled() && (step.is_multiple_of(self.every) || step == last)
     }
 
     /// Write `canvas` as the frame of `step`.
