@@ -1,0 +1,159 @@
+//! Structure, fracture of a composite material under pull (DynaSOAr paper, Table 1): the DSL
+//! version and its SOA and AOS baselines.
+//!
+//! `cargo run --release --bin structure -- --nodes 1500000 --steps 500 --compare`
+
+use clap::Parser;
+use dynasoar_examples::render::{Recorder, RenderArgs};
+use dynasoar_examples::report::Report;
+use dynasoar_examples::structure::{Config, Outcome, run};
+use dynasoar_examples::{CommonArgs, Implementation, exit_on_error};
+use dynasoar_models::structure::{Physics, config};
+
+#[derive(Parser)]
+#[command(about = "Fracture of a composite material with the dynasoar DSL and hand-written baselines")]
+struct Args {
+    /// Nodes of the mesh (65% plain nodes, 25% pull nodes, 10% fixed anchors by default).
+    #[arg(long, default_value_t = config::NODES)]
+    nodes: u32,
+    /// Springs of the mesh (default: 1.75 per node, as in the original).
+    #[arg(long)]
+    springs: Option<u32>,
+    /// Time steps (iterations).
+    #[arg(long, visible_alias = "iterations", default_value_t = config::STEPS)]
+    steps: u32,
+    /// Force computations and moves per step.
+    #[arg(long, default_value_t = config::COMPUTE_ITERATIONS)]
+    compute_iterations: u32,
+    /// Random seed of the mesh.
+    #[arg(long, default_value_t = config::SEED)]
+    seed: u64,
+    /// Time step of a move.
+    #[arg(long, default_value_t = config::DT)]
+    dt: f32,
+    /// Share of pull nodes, in percent.
+    #[arg(long, default_value_t = config::PULL_PERCENT)]
+    pull_percent: u32,
+    /// Share of fixed anchors, in percent.
+    #[arg(long, default_value_t = config::ANCHOR_PERCENT)]
+    anchor_percent: u32,
+    /// Heap of the DSL version in MiB (default: enough for the mesh).
+    #[arg(long)]
+    heap_mib: Option<u64>,
+    /// Implementation to run.
+    #[arg(long = "impl", value_enum, default_value = "dynasoar")]
+    implementation: Implementation,
+    /// Run both baselines and the DSL version, and report the ratios.
+    #[arg(long)]
+    compare: bool,
+    /// No progress bar.
+    #[arg(long)]
+    no_progress: bool,
+    #[command(flatten)]
+    render: RenderArgs,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+fn main() -> std::process::ExitCode {
+    exit_on_error(run_app(Args::parse()))
+}
+
+fn report(cfg: &Config, implementation: Implementation, backend: &str, o: &Outcome) -> Report {
+    let mut r = Report::new("structure")
+        .field("backend", backend)
+        .field("allocator", implementation.name())
+        .field("size", cfg.nodes)
+        .field("iters", cfg.steps)
+        .field("total_us", o.total.as_micros())
+        .field("enum_us", o.enumeration.as_micros())
+        .field("setup_us", o.setup.as_micros())
+        .field("nodes", o.nodes())
+        .field("springs", o.springs());
+    if let Some((nodes, springs)) = o.objects {
+        r = r.field("objects", format!("{nodes}+{springs}"));
+    }
+    r.field("checksum", format!("{:.6e}", o.checksum()))
+        .field("fingerprint", format!("{:016x}", o.fingerprint()))
+}
+
+fn run_app(args: Args) -> anyhow::Result<()> {
+    let heap_bytes = match args.heap_mib {
+        Some(0) => anyhow::bail!("--heap-mib must be at least 1"),
+        Some(mib) => {
+            Some(mib.checked_mul(1 << 20).ok_or_else(|| anyhow::anyhow!("--heap-mib is too large"))?)
+        }
+        None => None,
+    };
+    let cfg = Config {
+        nodes: args.nodes,
+        springs: args.springs.unwrap_or_else(|| Config::default_springs(args.nodes)),
+        steps: args.steps,
+        iterations: args.compute_iterations,
+        seed: args.seed,
+        physics: Physics { dt: args.dt, ..Physics::default() },
+        pull_percent: args.pull_percent,
+        anchor_percent: args.anchor_percent,
+        heap_bytes,
+    };
+    cfg.validate()?;
+    let options = args.common.executor_options();
+    let backend = args.common.executor()?.kind().name();
+    let implementations = if args.compare {
+        vec![Implementation::Soa, Implementation::Aos, Implementation::Dynasoar]
+    } else {
+        vec![args.implementation]
+    };
+    let mut results = Vec::new();
+    for &implementation in &implementations {
+        let render = if implementation == *implementations.last().unwrap() {
+            args.render.clone()
+        } else {
+            RenderArgs::default()
+        };
+        let mut recorder = Recorder::new(&render)?;
+        let outcome = run(implementation, options.clone(), &cfg, &mut recorder, !args.no_progress)?;
+        let frames = recorder.finish()?;
+        if frames > 0 {
+            eprintln!("wrote {frames} frames to {}", render.render.as_ref().unwrap().display());
+        }
+        results.push((implementation, outcome));
+    }
+    if args.compare {
+        println!(
+            "{:<10} {:>12} {:>12} {:>10} {:>10} {:>18} {:>9}",
+            "impl", "total ms", "enum ms", "nodes", "springs", "fingerprint", "vs soa"
+        );
+        let soa = results[0].1.total.as_secs_f64();
+        let ratio = |t: f64, soa: f64| if soa > 0.0 { format!("{:.2}x", t / soa) } else { "n/a".into() };
+        for (i, o) in &results {
+            println!(
+                "{:<10} {:>12.1} {:>12.1} {:>10} {:>10} {:>18} {:>9}",
+                i.name(),
+                o.total.as_secs_f64() * 1e3,
+                o.enumeration.as_secs_f64() * 1e3,
+                o.nodes(),
+                o.springs(),
+                format!("{:016x}", o.fingerprint()),
+                ratio(o.total.as_secs_f64(), soa)
+            );
+        }
+        let same = results.iter().all(|(_, o)| o.fingerprint() == results[0].1.fingerprint());
+        if !same {
+            eprintln!("warning: the implementations computed different meshes (fingerprints differ)");
+        }
+    }
+    let mut lines: Vec<Report> = results.iter().map(|(i, o)| report(&cfg, *i, backend, o)).collect();
+    if args.compare {
+        let t = |k: usize| results[k].1.total.as_micros();
+        let (dsl, soa) = (results[2].1.total.as_secs_f64(), results[0].1.total.as_secs_f64());
+        let ratio = if soa > 0.0 { format!("{:.3}", dsl / soa) } else { "n/a".into() };
+        let last =
+            lines.pop().unwrap().field("soa_us", t(0)).field("aos_us", t(1)).field("ratio_vs_soa", ratio);
+        lines.push(last);
+    }
+    for line in lines {
+        println!("{line}");
+    }
+    Ok(())
+}
