@@ -1,1 +1,978 @@
-//! (in progress)
+//! Traffic: the Nagel-Schreckenberg cellular automaton on a street network (the paper's
+//! `traffic`, Table 1: four classes, one of them created and freed during the run).
+//!
+//! Streets are chains of cells, each cell holding at most one car. Intersections connect the
+//! last cell of every incoming street to the first cell of every outgoing one; a traffic light
+//! per intersection lets one incoming street through at a time (its last cell's speed limit is
+//! the street's, the others' is 0). Producer cells (2% of the street cells) create cars, target
+//! cells (0.3%) remove the cars that reach them. One step, as in the original:
+//!
+//! 1. `ProducerCell::create_car`: a free producer creates a car with probability 2%;
+//! 2. `TrafficLight::step`: every `phase_time` steps a light turns its green street red and the
+//!    next one green;
+//! 3. `Car::prepare`: a car accelerates by 1 or 2 (up to its maximum), then drives along a
+//!    random path (a random outgoing cell at intersections) until its velocity is used up, the
+//!    next cell is occupied, the next cell's speed limit is too low to make progress, or it is
+//!    on a target; then it randomly slows down by one (20%). It only *plans* its destination;
+//! 4. `Car::advance`: the car leaves its cell for the destination; on a target it is freed.
+//!
+//! The model is deterministic: in `prepare` cars only read cells (nobody writes them), and in
+//! `advance` no two cars write one cell. A car's path only enters cells that were free, so no
+//! car moves into a cell another car leaves, and two cars could only meet where streets merge,
+//! at intersections, where the lights let one street through (a car on a cell that just turned
+//! red stays: its velocity is capped by its own cell's limit). Random numbers come from
+//! per-producer and per-car generators that move with their owners, so the DSL version, both
+//! hand-written baselines and both backends compute the same traffic.
+//!
+//! Compared with the original, a car plans its path and its velocity in one pass (the original
+//! first draws a random path as long as its velocity and then shortens it; here the walk stops
+//! where the car stops, and a street cell with one exit draws no random number), and it keeps
+//! only its destination instead of the path (the last two cells of the walk are enough for the
+//! slow-down). Producer and target cells are exclusive, so a car never starts on a target.
+//!
+//! The network itself is generated on the host (the apps crate), as in the original, and given
+//! to the setup methods as flat tables indexed by cell id. The baselines store the cars'
+//! fields inside the cell arrays (paper 7.2): structure of arrays and array of structures.
+
+use dynasoar::arch;
+use dynasoar::prelude::*;
+
+/// Constants of the benchmark (the original DynaSOAr `example/traffic/configuration.h`).
+pub mod config {
+    pub const SEED: u64 = 42;
+    /// Intersections of the street network.
+    pub const INTERSECTIONS: u32 = 17_500;
+    pub const STEPS: u32 = 12_000;
+    /// Cars and streets have a maximum velocity in `[MAX_VELOCITY / 2, MAX_VELOCITY)` cells per
+    /// step.
+    pub const MAX_VELOCITY: u32 = 10;
+    /// Most streets into or out of one intersection.
+    pub const MAX_DEGREE: usize = 4;
+    /// Length of a cell (intersections lie in the unit square).
+    pub const CELL_LENGTH: f32 = 0.005;
+    /// Share of street cells that produce cars.
+    pub const PRODUCER_RATIO: f32 = 0.02;
+    /// Share of street cells that remove cars.
+    pub const TARGET_RATIO: f32 = 0.003;
+    /// Probability that a free producer creates a car in a step.
+    pub const CAR_RATIO: f32 = 0.02;
+    /// Probability that a moving car slows down by one.
+    pub const SLOW_DOWN_RATIO: f32 = 0.2;
+    /// Steps between two phases of a traffic light.
+    pub const PHASE_TIME: u32 = 5;
+}
+
+/// Most exits of a cell (the outgoing streets of an intersection).
+pub const MAX_DEGREE: usize = config::MAX_DEGREE;
+
+/// Index of the created-cars counter in [`TrafficArgs::counters`].
+pub const CREATED: u64 = 0;
+/// Index of the removed-cars counter in [`TrafficArgs::counters`].
+pub const REMOVED: u64 = 1;
+
+/// The rules of a run and its car counters, passed to every step method and kernel.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Plain)]
+pub struct TrafficArgs {
+    /// Two counters: cars created ([`CREATED`]) and removed at targets ([`REMOVED`]).
+    pub counters: DeviceArray<u64>,
+    /// Probability that a free producer creates a car in a step.
+    pub car_ratio: f32,
+    /// Probability that a moving car slows down by one.
+    pub slow_down: f32,
+    /// Maximum velocity of cars (new cars get `[max / 2, max)`).
+    pub max_velocity: u32,
+    pub _pad: u32,
+}
+
+/// A car as every implementation exports it (sorted by cell, the runs compare equal).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Plain)]
+pub struct CarState {
+    /// The cell the car is on.
+    pub cell: u32,
+    /// Cells it moved in its last step.
+    pub velocity: u32,
+    pub max_velocity: u32,
+    pub _pad: u32,
+    pub rng: Rng,
+}
+
+/// Where exported cars go: a counter (entry 0) and room for `capacity` cars.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Plain)]
+pub struct CarExport {
+    pub count: DeviceArray<u32>,
+    pub cars: DevPtr<CarState>,
+    pub capacity: u32,
+    pub _pad: u32,
+}
+
+impl CarExport {
+    /// Append `car` (dropped, but counted, beyond the capacity).
+    #[inline(always)]
+    fn push(&self, car: CarState) {
+        let at = self.count.at(0).fetch_add(1);
+        if at < self.capacity {
+            // SAFETY: `cars` has room for `capacity` entries and `at` is this thread's own.
+            unsafe { self.cars.write(at as usize, car) };
+        }
+    }
+}
+
+// ----------------------------------------------------------------------------------------
+// The rules, shared by all implementations.
+
+/// A random maximum velocity in `[max / 2, max)` (of a new car, or of a street).
+#[inline(always)]
+pub fn random_max_velocity(rng: &mut Rng, max_velocity: u32) -> u32 {
+    let half = max_velocity / 2;
+    half + rng.below((max_velocity - half).max(1))
+}
+
+/// The generator of producer cell `cell` in a network made from `seed`.
+#[inline(always)]
+pub fn producer_rng(seed: u64, cell: u32) -> Rng {
+    Rng::new(seed, (1 << 40) | cell as u64)
+}
+
+/// What a free producer with generator `rng` does in a step: with probability `car_ratio`,
+/// create a car, given as its generator and its maximum velocity (below `max_velocity`).
+#[inline(always)]
+pub fn new_car(rng: &mut Rng, car_ratio: f32, max_velocity: u32) -> Option<(Rng, u32)> {
+    if rng.next_f32() < car_ratio {
+        let car_rng = Rng::new(rng.next_u64(), 0);
+        Some((car_rng, random_max_velocity(rng, max_velocity)))
+    } else {
+        None
+    }
+}
+
+/// Whether a cell removes the cars that reach it: a target, or a dead end (no exit).
+#[inline(always)]
+pub fn is_exit(num_outgoing: u32, is_target: bool) -> bool {
+    num_outgoing == 0 || is_target
+}
+
+/// One step of a traffic light with `num_cells` incoming streets: the new timer and phase, and
+/// whether the phase changed (then the cell of the old phase turns red, that of the new one
+/// green, in this order).
+#[inline(always)]
+pub fn light_step(timer: u32, phase: u32, num_cells: u32, phase_time: u32) -> (u32, u32, bool) {
+    let timer = (timer + 1) % phase_time.max(1);
+    if timer == 0 { (timer, (phase + 1) % num_cells.max(1), true) } else { (timer, phase, false) }
+}
+
+/// The street network as a car sees it while planning (nobody writes it meanwhile).
+pub trait Streets {
+    /// A cell.
+    type Cell: Copy;
+    /// Number of exits of `cell` (0..=4).
+    fn num_outgoing(&self, cell: Self::Cell) -> u32;
+    /// Exit `k` of `cell` (any value for `k >= num_outgoing`: it is not used).
+    fn outgoing(&self, cell: Self::Cell, k: u32) -> Self::Cell;
+    fn is_target(&self, cell: Self::Cell) -> bool;
+    /// Whether no car is on `cell`.
+    fn is_free(&self, cell: Self::Cell) -> bool;
+    /// The current speed limit of `cell` (0 for a red light).
+    fn speed_limit(&self, cell: Self::Cell) -> u32;
+}
+
+/// Plan one step of a car on `position` that moved `velocity` cells last step: returns its
+/// destination and its new velocity (the cells it moves).
+#[inline(always)]
+pub fn drive<S: Streets>(
+    streets: &S,
+    position: S::Cell,
+    velocity: u32,
+    max_velocity: u32,
+    slow_down: f32,
+    rng: &mut Rng,
+) -> (S::Cell, u32) {
+    // Accelerate by 1 or 2, but never beyond the limit of the car's own cell (a car on a light
+    // that turned red stays).
+    let speedup = 1 + rng.below(2);
+    let mut limit = (velocity + speedup).min(max_velocity).min(streets.speed_limit(position));
+    let (mut previous, mut cell, mut moved) = (position, position, 0);
+    while moved < limit {
+        // The first exit is loaded together with the cell's kind: most cells have one exit.
+        let first = streets.outgoing(cell, 0);
+        let exits = streets.num_outgoing(cell);
+        if is_exit(exits, streets.is_target(cell)) {
+            break;
+        }
+        let next = if exits > 1 { streets.outgoing(cell, rng.below(exits)) } else { first };
+        if !streets.is_free(next) {
+            break;
+        }
+        let next_limit = streets.speed_limit(next);
+        if limit > next_limit {
+            // Too fast for the next cell: slow down to its limit if that still gets there.
+            if next_limit > moved {
+                limit = next_limit;
+            } else {
+                break;
+            }
+        }
+        previous = cell;
+        cell = next;
+        moved += 1;
+    }
+    if moved > 0 && rng.next_f32() < slow_down {
+        return (previous, moved - 1);
+    }
+    (cell, moved)
+}
+
+// ----------------------------------------------------------------------------------------
+// The DSL version.
+
+/// A cell of a street (the paper's `Cell`).
+#[soa_class]
+#[derive(Debug, PartialEq)]
+pub struct Cell {
+    /// The cells a car can go to from here (the first `num_outgoing`).
+    pub outgoing: [Handle<Cell>; MAX_DEGREE],
+    /// The car on this cell, or null.
+    pub car: Handle<Car>,
+    /// Index of the cell in the network tables (for the host).
+    pub id: u32,
+    /// The street's speed limit.
+    pub max_velocity: u32,
+    /// The speed limit now: `max_velocity`, or 0 while a traffic light is red.
+    pub current_max_velocity: u32,
+    pub num_outgoing: u8,
+    /// Cars that reach this cell leave the network.
+    pub is_target: bool,
+}
+
+/// A cell that creates cars.
+#[soa_class(extends = Cell)]
+#[derive(Debug, PartialEq)]
+pub struct ProducerCell {
+    pub rng: Rng,
+}
+
+/// A car.
+#[soa_class]
+#[derive(Debug, PartialEq)]
+pub struct Car {
+    pub rng: Rng,
+    pub position: Handle<Cell>,
+    /// Where `prepare` decided to go in this step.
+    pub destination: Handle<Cell>,
+    /// Cells moved in the last step.
+    pub velocity: u32,
+    pub max_velocity: u32,
+}
+
+/// A traffic light at an intersection: the last cells of its incoming streets, one of them
+/// green at a time.
+#[soa_class]
+#[derive(Debug, PartialEq)]
+pub struct TrafficLight {
+    pub cells: [Handle<Cell>; MAX_DEGREE],
+    pub num_cells: u32,
+    pub timer: u32,
+    /// The incoming street that has green.
+    pub phase: u32,
+    pub phase_time: u32,
+}
+
+dynasoar::allocator!(
+    /// The heap of the traffic simulation.
+    pub TrafficHeap: Cell, ProducerCell, Car, TrafficLight
+);
+
+/// Incoming streets of an intersection, for the setup of its light.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Plain)]
+pub struct LightSpec {
+    /// Cell ids of the last cells of the incoming streets (the first `num_cells`).
+    pub cells: [u32; MAX_DEGREE],
+    pub num_cells: u32,
+}
+
+/// The network as flat tables indexed by cell id, for the setup methods (made by the host).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Plain)]
+pub struct NetworkTables {
+    /// Exits of each cell (cell ids; the first `num_outgoing`).
+    pub outgoing: DevPtr<[u32; MAX_DEGREE]>,
+    pub num_outgoing: DevPtr<u8>,
+    pub max_velocity: DevPtr<u8>,
+    /// Initial speed limit (0 on the last cell of a street into an intersection: red).
+    pub speed_limit: DevPtr<u8>,
+    pub is_target: DevPtr<u8>,
+    /// Ids of the plain cells, then of the producer cells.
+    pub plain_cells: DevPtr<u32>,
+    pub producer_cells: DevPtr<u32>,
+    /// One light per intersection with incoming streets.
+    pub lights: DevPtr<LightSpec>,
+    /// Filled by `Cell::register`: the handle of every cell by id.
+    pub handles: DeviceArray<Handle<Cell>>,
+    pub seed: u64,
+    pub phase_time: u32,
+    pub _pad: u32,
+}
+
+impl NetworkTables {
+    /// The plain value of cell `id`'s fields (no exits and no car yet).
+    #[inline(always)]
+    fn cell(&self, id: u32) -> Cell {
+        let i = id as usize;
+        // SAFETY: the host made every table with one entry per cell, and `id` is a cell id
+        // from its own lists; the tables are only read during the setup.
+        unsafe {
+            Cell {
+                outgoing: [Handle::NULL; MAX_DEGREE],
+                car: Handle::NULL,
+                id,
+                max_velocity: self.max_velocity.read(i) as u32,
+                current_max_velocity: self.speed_limit.read(i) as u32,
+                num_outgoing: self.num_outgoing.read(i),
+                is_target: self.is_target.read(i) != 0,
+            }
+        }
+    }
+}
+
+/// The streets through the DSL's objects (a null handle is no cell: never free, no exits).
+struct DslStreets;
+
+impl Streets for DslStreets {
+    type Cell = Handle<Cell>;
+
+    #[inline(always)]
+    fn num_outgoing(&self, cell: Handle<Cell>) -> u32 {
+        cell.get().map_or(0, |c| c.num_outgoing() as u32)
+    }
+
+    #[inline(always)]
+    fn outgoing(&self, cell: Handle<Cell>, k: u32) -> Handle<Cell> {
+        cell.get().map_or(Handle::NULL, |c| c.outgoing_at((k as usize) % MAX_DEGREE))
+    }
+
+    #[inline(always)]
+    fn is_target(&self, cell: Handle<Cell>) -> bool {
+        cell.get().is_some_and(|c| c.is_target())
+    }
+
+    #[inline(always)]
+    fn is_free(&self, cell: Handle<Cell>) -> bool {
+        cell.get().is_some_and(|c| c.car().is_null())
+    }
+
+    #[inline(always)]
+    fn speed_limit(&self, cell: Handle<Cell>) -> u32 {
+        cell.get().map_or(0, |c| c.current_max_velocity())
+    }
+}
+
+#[soa_methods]
+impl Cell {
+    /// Plain cell `plain_cells[index]`. Then `register` and `link`.
+    #[parallel_new]
+    pub fn create(_dev: &Device<TrafficHeap>, index: u64, t: NetworkTables) -> Self {
+        // SAFETY: the host launches this with `index` below the length of `plain_cells`.
+        let id = unsafe { t.plain_cells.read(index as usize) };
+        t.cell(id)
+    }
+
+    /// Setup: enter this cell (or producer) in the handle table.
+    #[parallel]
+    pub fn register(this: Obj<Self>, _dev: &Device<TrafficHeap>, t: NetworkTables) {
+        t.handles.set(this.id() as u64, this.handle());
+    }
+
+    /// Setup: link the exits (after `register`).
+    #[parallel]
+    pub fn link(this: Obj<Self>, _dev: &Device<TrafficHeap>, t: NetworkTables) {
+        let id = this.id() as usize;
+        for k in 0..(this.num_outgoing() as usize).min(MAX_DEGREE) {
+            // SAFETY: one entry per cell (see `NetworkTables::cell`).
+            let exit = unsafe { exit_of(t.outgoing, id, k as u32) };
+            this.set_outgoing_at(k, t.handles.get(exit as u64));
+        }
+    }
+}
+
+#[soa_methods]
+impl ProducerCell {
+    /// Producer cell `producer_cells[index]`.
+    #[parallel_new]
+    pub fn create(_dev: &Device<TrafficHeap>, index: u64, t: NetworkTables) -> Self {
+        // SAFETY: the host launches this with `index` below the length of `producer_cells`.
+        let id = unsafe { t.producer_cells.read(index as usize) };
+        ProducerCell { base: t.cell(id), rng: producer_rng(t.seed, id) }
+    }
+
+    /// Step 1: a free producer may create a car.
+    #[parallel]
+    pub fn create_car(this: Obj<Self>, dev: &Device<TrafficHeap>, args: TrafficArgs) {
+        if !this.car().is_null() {
+            return;
+        }
+        let mut rng = this.rng();
+        if let Some((car_rng, max_velocity)) = new_car(&mut rng, args.car_ratio, args.max_velocity) {
+            let here = this.up::<Cell, _>().handle();
+            let car = Car { rng: car_rng, position: here, destination: here, velocity: 0, max_velocity };
+            if let Some(car) = dev.make_new(car) {
+                this.set_car(car.handle());
+                args.counters.at(CREATED).fetch_add(1);
+            }
+        }
+        this.set_rng(rng);
+    }
+}
+
+#[soa_methods]
+impl Car {
+    /// Step 3: plan the move (reads cells only).
+    #[parallel]
+    pub fn prepare(this: Obj<Self>, _dev: &Device<TrafficHeap>, args: TrafficArgs) {
+        let mut rng = this.rng();
+        let (destination, velocity) = drive(
+            &DslStreets,
+            this.position(),
+            this.velocity(),
+            this.max_velocity(),
+            args.slow_down,
+            &mut rng,
+        );
+        this.set_rng(rng);
+        this.set_velocity(velocity);
+        this.set_destination(destination);
+    }
+
+    /// Step 4: move to the destination; leave the network on a target.
+    #[parallel]
+    pub fn advance(this: Obj<Self>, dev: &Device<TrafficHeap>, args: TrafficArgs) {
+        let (from, to) = (this.position(), this.destination());
+        if from == to {
+            return;
+        }
+        let (Some(from_cell), Some(to_cell)) = (from.get(), to.get()) else { return };
+        from_cell.set_car(Handle::NULL);
+        if is_exit(to_cell.num_outgoing() as u32, to_cell.is_target()) {
+            args.counters.at(REMOVED).fetch_add(1);
+            dev.free(this);
+        } else {
+            to_cell.set_car(this.handle());
+            this.set_position(to);
+        }
+    }
+
+    /// Copy this car into `out` (for the host).
+    #[parallel]
+    pub fn export(this: Ref<Self>, _dev: &Device<TrafficHeap>, out: CarExport) {
+        out.push(CarState {
+            cell: this.position().get().map_or(u32::MAX, |c| c.id()),
+            velocity: this.velocity(),
+            max_velocity: this.max_velocity(),
+            _pad: 0,
+            rng: this.rng(),
+        });
+    }
+}
+
+#[soa_methods]
+impl TrafficLight {
+    /// The light of intersection `index` (all red; phase 0 turns green first).
+    #[parallel_new]
+    pub fn create(_dev: &Device<TrafficHeap>, index: u64, t: NetworkTables) -> Self {
+        // SAFETY: the host launches this with `index` below the length of `lights`.
+        let spec = unsafe { t.lights.read(index as usize) };
+        let mut cells = [Handle::NULL; MAX_DEGREE];
+        for (k, cell) in cells.iter_mut().enumerate().take(spec.num_cells as usize) {
+            *cell = t.handles.get(spec.cells[k] as u64);
+        }
+        TrafficLight { cells, num_cells: spec.num_cells, timer: 0, phase: 0, phase_time: t.phase_time }
+    }
+
+    /// Step 2: advance the timer; switch the phase when it runs out.
+    #[parallel]
+    pub fn step(this: Obj<Self>, _dev: &Device<TrafficHeap>) {
+        let n = this.num_cells();
+        if n == 0 {
+            return;
+        }
+        let old = this.phase();
+        let (timer, phase, switched) = light_step(this.timer(), old, n, this.phase_time());
+        this.set_timer(timer);
+        if switched {
+            if let Some(red) = this.cells_at(old as usize % MAX_DEGREE).get() {
+                red.set_current_max_velocity(0);
+            }
+            if let Some(green) = this.cells_at(phase as usize % MAX_DEGREE).get() {
+                green.set_current_max_velocity(green.max_velocity());
+            }
+            this.set_phase(phase);
+        }
+    }
+}
+
+// ----------------------------------------------------------------------------------------
+// Hand-written baselines: the network in flat arrays indexed by cell id, the cars' fields
+// stored in the cell arrays (paper 7.2), no dynamic allocation. Car presence is
+// double-buffered: `advance` reads the current flags and writes the next ones (cleared by
+// `prepare`), so a car that arrives in a cell is not moved again in the same launch. Producers
+// and lights are static lists.
+
+/// Structure-of-arrays baseline: one array per field.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Plain)]
+pub struct SoaTraffic {
+    pub num_cells: u32,
+    pub num_producers: u32,
+    pub num_lights: u32,
+    pub _pad: u32,
+    pub outgoing: DevPtr<[u32; MAX_DEGREE]>,
+    pub num_outgoing: DevPtr<u8>,
+    pub is_target: DevPtr<u8>,
+    pub max_velocity: DevPtr<u8>,
+    pub speed_limit: DevPtr<u8>,
+    /// Car presence now (1: a car) and after this step's `advance`.
+    pub has_car: DevPtr<u8>,
+    pub has_car_next: DevPtr<u8>,
+    pub velocity: DevPtr<u32>,
+    pub car_max_velocity: DevPtr<u32>,
+    pub car_rng: DevPtr<Rng>,
+    pub destination: DevPtr<u32>,
+    pub producers: DevPtr<u32>,
+    pub producer_rng: DevPtr<Rng>,
+    pub light_cells: DevPtr<[u32; MAX_DEGREE]>,
+    pub light_num_cells: DevPtr<u32>,
+    pub light_timer: DevPtr<u32>,
+    pub light_phase: DevPtr<u32>,
+    pub phase_time: u32,
+    pub _pad2: u32,
+    pub args: TrafficArgs,
+}
+
+/// Array-of-structures baseline: a cell with the fields of its car.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Plain)]
+pub struct AosCell {
+    pub outgoing: [u32; MAX_DEGREE],
+    pub car_rng: Rng,
+    pub destination: u32,
+    pub velocity: u8,
+    pub car_max_velocity: u8,
+    pub num_outgoing: u8,
+    pub is_target: u8,
+    pub max_velocity: u8,
+    pub speed_limit: u8,
+    /// Car presence: `has_car[parity]` now, the other after this step's `advance`.
+    pub has_car: [u8; 2],
+    pub _pad: u32,
+}
+
+/// Array-of-structures baseline: a producer.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Plain)]
+pub struct AosProducer {
+    pub cell: u32,
+    pub _pad: u32,
+    pub rng: Rng,
+}
+
+/// Array-of-structures baseline: a traffic light.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Plain)]
+pub struct AosLight {
+    pub cells: [u32; MAX_DEGREE],
+    pub num_cells: u32,
+    pub timer: u32,
+    pub phase: u32,
+    pub phase_time: u32,
+}
+
+/// Array-of-structures baseline storage.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Plain)]
+pub struct AosTraffic {
+    pub cells: DevPtr<AosCell>,
+    pub producers: DevPtr<AosProducer>,
+    pub lights: DevPtr<AosLight>,
+    pub num_cells: u32,
+    pub num_producers: u32,
+    pub num_lights: u32,
+    /// Which `has_car` entry is current.
+    pub parity: u32,
+    pub args: TrafficArgs,
+}
+
+/// Grid-stride loop over `0..count`.
+#[inline(always)]
+fn each(count: u32, mut f: impl FnMut(usize)) {
+    let stride = arch::global_thread_count();
+    let mut i = arch::global_thread_id();
+    while i < count as usize {
+        f(i);
+        i += stride;
+    }
+}
+
+// Every baseline kernel below touches, for cell `c`, its own elements; `prepare` reads other
+// cells' network fields and current presence (nobody writes them in that launch); `advance`
+// writes the car fields and the next presence of the destination, which is free (nobody else
+// reads or writes them in that launch: see the module docs). Lights write the speed limits of
+// their own cells only.
+
+/// Element `k` (modulo [`MAX_DEGREE`]) of entry `i` of a table of exits: one load, no local
+/// copy of the entry (a dynamically indexed copy would live in local memory on the GPU).
+///
+/// # Safety
+/// `table` has more than `i` entries, and nobody writes entry `i` meanwhile.
+#[inline(always)]
+unsafe fn exit_of(table: DevPtr<[u32; MAX_DEGREE]>, i: usize, k: u32) -> u32 {
+    // SAFETY: guaranteed by the caller; the entry's elements are consecutive `u32`s.
+    unsafe { table.cast::<u32>().read(i * MAX_DEGREE + k as usize % MAX_DEGREE) }
+}
+
+struct SoaStreets<'a>(&'a SoaTraffic);
+
+impl Streets for SoaStreets<'_> {
+    type Cell = u32;
+
+    #[inline(always)]
+    fn num_outgoing(&self, cell: u32) -> u32 {
+        // SAFETY: `cell < num_cells` (cell ids come from the network tables).
+        unsafe { self.0.num_outgoing.read(cell as usize) as u32 }
+    }
+
+    #[inline(always)]
+    fn outgoing(&self, cell: u32, k: u32) -> u32 {
+        // SAFETY: as above.
+        unsafe { exit_of(self.0.outgoing, cell as usize, k) }
+    }
+
+    #[inline(always)]
+    fn is_target(&self, cell: u32) -> bool {
+        // SAFETY: as above.
+        unsafe { self.0.is_target.read(cell as usize) != 0 }
+    }
+
+    #[inline(always)]
+    fn is_free(&self, cell: u32) -> bool {
+        // SAFETY: as above; presence is not written during `prepare`.
+        unsafe { self.0.has_car.read(cell as usize) == 0 }
+    }
+
+    #[inline(always)]
+    fn speed_limit(&self, cell: u32) -> u32 {
+        // SAFETY: as above.
+        unsafe { self.0.speed_limit.read(cell as usize) as u32 }
+    }
+}
+
+/// SOA baseline, step 1.
+#[kernel]
+pub fn traffic_soa_create_cars(t: SoaTraffic) {
+    each(t.num_producers, |i| {
+        // SAFETY: `i < num_producers`; a producer touches its own cell and generator only.
+        unsafe {
+            let c = t.producers.read(i) as usize;
+            if t.has_car.read(c) != 0 {
+                return;
+            }
+            let mut rng = t.producer_rng.read(i);
+            if let Some((car_rng, max_velocity)) = new_car(&mut rng, t.args.car_ratio, t.args.max_velocity) {
+                t.has_car.write(c, 1);
+                t.velocity.write(c, 0);
+                t.car_max_velocity.write(c, max_velocity);
+                t.car_rng.write(c, car_rng);
+                t.args.counters.at(CREATED).fetch_add(1);
+            }
+            t.producer_rng.write(i, rng);
+        }
+    });
+}
+
+/// SOA baseline, step 2.
+#[kernel]
+pub fn traffic_soa_lights(t: SoaTraffic) {
+    each(t.num_lights, |i| {
+        // SAFETY: `i < num_lights`; a light touches its own state and its own cells' limits.
+        unsafe {
+            let n = t.light_num_cells.read(i);
+            if n == 0 {
+                return;
+            }
+            let old = t.light_phase.read(i);
+            let (timer, phase, switched) = light_step(t.light_timer.read(i), old, n, t.phase_time);
+            t.light_timer.write(i, timer);
+            if switched {
+                let red = exit_of(t.light_cells, i, old) as usize;
+                let green = exit_of(t.light_cells, i, phase) as usize;
+                t.speed_limit.write(red, 0);
+                t.speed_limit.write(green, t.max_velocity.read(green));
+                t.light_phase.write(i, phase);
+            }
+        }
+    });
+}
+
+/// SOA baseline, step 3 (also clears the next presence flags).
+#[kernel]
+pub fn traffic_soa_prepare(t: SoaTraffic) {
+    each(t.num_cells, |c| {
+        // SAFETY: see above.
+        unsafe {
+            t.has_car_next.write(c, 0);
+            if t.has_car.read(c) == 0 {
+                return;
+            }
+            let mut rng = t.car_rng.read(c);
+            let (destination, velocity) = drive(
+                &SoaStreets(&t),
+                c as u32,
+                t.velocity.read(c),
+                t.car_max_velocity.read(c),
+                t.args.slow_down,
+                &mut rng,
+            );
+            t.car_rng.write(c, rng);
+            t.velocity.write(c, velocity);
+            t.destination.write(c, destination);
+        }
+    });
+}
+
+/// SOA baseline, step 4.
+#[kernel]
+pub fn traffic_soa_advance(t: SoaTraffic) {
+    each(t.num_cells, |c| {
+        // SAFETY: see above.
+        unsafe {
+            if t.has_car.read(c) == 0 {
+                return;
+            }
+            let d = t.destination.read(c) as usize;
+            if d == c {
+                t.has_car_next.write(c, 1);
+                return;
+            }
+            if is_exit(t.num_outgoing.read(d) as u32, t.is_target.read(d) != 0) {
+                t.args.counters.at(REMOVED).fetch_add(1);
+                return;
+            }
+            t.has_car_next.write(d, 1);
+            t.velocity.write(d, t.velocity.read(c));
+            t.car_max_velocity.write(d, t.car_max_velocity.read(c));
+            t.car_rng.write(d, t.car_rng.read(c));
+        }
+    });
+}
+
+/// SOA baseline: copy the cars into `out`.
+#[kernel]
+pub fn traffic_soa_export(p: SoaExport) {
+    let t = p.traffic;
+    each(t.num_cells, |c| {
+        // SAFETY: only reads, between steps.
+        unsafe {
+            if t.has_car.read(c) != 0 {
+                p.out.push(CarState {
+                    cell: c as u32,
+                    velocity: t.velocity.read(c),
+                    max_velocity: t.car_max_velocity.read(c),
+                    _pad: 0,
+                    rng: t.car_rng.read(c),
+                });
+            }
+        }
+    });
+}
+
+/// Parameters of [`traffic_soa_export`].
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Plain)]
+pub struct SoaExport {
+    pub traffic: SoaTraffic,
+    pub out: CarExport,
+}
+
+/// AOS baseline: cell `index`.
+#[inline(always)]
+fn aos_cell(t: &AosTraffic, index: usize) -> *mut AosCell {
+    t.cells.as_ptr().wrapping_add(index)
+}
+
+// The AOS kernels mirror the SOA ones, with field access through raw pointers to the cell
+// structs (never references: other threads access other fields of the same cells meanwhile).
+
+struct AosStreets<'a>(&'a AosTraffic);
+
+impl Streets for AosStreets<'_> {
+    type Cell = u32;
+
+    #[inline(always)]
+    fn num_outgoing(&self, cell: u32) -> u32 {
+        // SAFETY: `cell < num_cells`; not written during `prepare`.
+        unsafe { (*aos_cell(self.0, cell as usize)).num_outgoing as u32 }
+    }
+
+    #[inline(always)]
+    fn outgoing(&self, cell: u32, k: u32) -> u32 {
+        // SAFETY: as above.
+        unsafe { (*aos_cell(self.0, cell as usize)).outgoing[(k as usize) % MAX_DEGREE] }
+    }
+
+    #[inline(always)]
+    fn is_target(&self, cell: u32) -> bool {
+        // SAFETY: as above.
+        unsafe { (*aos_cell(self.0, cell as usize)).is_target != 0 }
+    }
+
+    #[inline(always)]
+    fn is_free(&self, cell: u32) -> bool {
+        let now = (self.0.parity & 1) as usize;
+        // SAFETY: as above.
+        unsafe { (*aos_cell(self.0, cell as usize)).has_car[now] == 0 }
+    }
+
+    #[inline(always)]
+    fn speed_limit(&self, cell: u32) -> u32 {
+        // SAFETY: as above.
+        unsafe { (*aos_cell(self.0, cell as usize)).speed_limit as u32 }
+    }
+}
+
+/// AOS baseline, step 1.
+#[kernel]
+pub fn traffic_aos_create_cars(t: AosTraffic) {
+    let now = (t.parity & 1) as usize;
+    each(t.num_producers, |i| {
+        // SAFETY: see the SOA kernels.
+        unsafe {
+            let producer = t.producers.as_ptr().add(i);
+            let cell = aos_cell(&t, (*producer).cell as usize);
+            if (*cell).has_car[now] != 0 {
+                return;
+            }
+            let mut rng = (*producer).rng;
+            if let Some((car_rng, max_velocity)) = new_car(&mut rng, t.args.car_ratio, t.args.max_velocity) {
+                (*cell).has_car[now] = 1;
+                (*cell).velocity = 0;
+                (*cell).car_max_velocity = max_velocity as u8;
+                (*cell).car_rng = car_rng;
+                t.args.counters.at(CREATED).fetch_add(1);
+            }
+            (*producer).rng = rng;
+        }
+    });
+}
+
+/// AOS baseline, step 2.
+#[kernel]
+pub fn traffic_aos_lights(t: AosTraffic) {
+    each(t.num_lights, |i| {
+        // SAFETY: see the SOA kernels.
+        unsafe {
+            let light = t.lights.as_ptr().add(i);
+            let n = (*light).num_cells;
+            if n == 0 {
+                return;
+            }
+            let old = (*light).phase;
+            let (timer, phase, switched) = light_step((*light).timer, old, n, (*light).phase_time);
+            (*light).timer = timer;
+            if switched {
+                let red = aos_cell(&t, (*light).cells[old as usize % MAX_DEGREE] as usize);
+                let green = aos_cell(&t, (*light).cells[phase as usize % MAX_DEGREE] as usize);
+                (*red).speed_limit = 0;
+                (*green).speed_limit = (*green).max_velocity;
+                (*light).phase = phase;
+            }
+        }
+    });
+}
+
+/// AOS baseline, step 3.
+#[kernel]
+pub fn traffic_aos_prepare(t: AosTraffic) {
+    let (now, next) = ((t.parity & 1) as usize, (1 - (t.parity & 1)) as usize);
+    each(t.num_cells, |c| {
+        let cell = aos_cell(&t, c);
+        // SAFETY: see the SOA kernels.
+        unsafe {
+            (*cell).has_car[next] = 0;
+            if (*cell).has_car[now] == 0 {
+                return;
+            }
+            let mut rng = (*cell).car_rng;
+            let (destination, velocity) = drive(
+                &AosStreets(&t),
+                c as u32,
+                (*cell).velocity as u32,
+                (*cell).car_max_velocity as u32,
+                t.args.slow_down,
+                &mut rng,
+            );
+            (*cell).car_rng = rng;
+            (*cell).velocity = velocity as u8;
+            (*cell).destination = destination;
+        }
+    });
+}
+
+/// AOS baseline, step 4.
+#[kernel]
+pub fn traffic_aos_advance(t: AosTraffic) {
+    let (now, next) = ((t.parity & 1) as usize, (1 - (t.parity & 1)) as usize);
+    each(t.num_cells, |c| {
+        let cell = aos_cell(&t, c);
+        // SAFETY: see the SOA kernels.
+        unsafe {
+            if (*cell).has_car[now] == 0 {
+                return;
+            }
+            let d = (*cell).destination as usize;
+            if d == c {
+                (*cell).has_car[next] = 1;
+                return;
+            }
+            let dest = aos_cell(&t, d);
+            if is_exit((*dest).num_outgoing as u32, (*dest).is_target != 0) {
+                t.args.counters.at(REMOVED).fetch_add(1);
+                return;
+            }
+            (*dest).has_car[next] = 1;
+            (*dest).velocity = (*cell).velocity;
+            (*dest).car_max_velocity = (*cell).car_max_velocity;
+            (*dest).car_rng = (*cell).car_rng;
+        }
+    });
+}
+
+/// Parameters of [`traffic_aos_export`].
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Plain)]
+pub struct AosExport {
+    pub traffic: AosTraffic,
+    pub out: CarExport,
+}
+
+/// AOS baseline: copy the cars into `out`.
+#[kernel]
+pub fn traffic_aos_export(p: AosExport) {
+    let t = p.traffic;
+    let now = (t.parity & 1) as usize;
+    each(t.num_cells, |c| {
+        let cell = aos_cell(&t, c);
+        // SAFETY: only reads, between steps.
+        unsafe {
+            if (*cell).has_car[now] != 0 {
+                p.out.push(CarState {
+                    cell: c as u32,
+                    velocity: (*cell).velocity as u32,
+                    max_velocity: (*cell).car_max_velocity as u32,
+                    _pad: 0,
+                    rng: (*cell).car_rng,
+                });
+            }
+        }
+    });
+}

@@ -1,0 +1,191 @@
+//! Nagel-Schreckenberg traffic on a random street network (DynaSOAr paper, Table 1): the DSL
+//! version and its SOA and AOS baselines.
+//!
+//! `cargo run --release --bin traffic -- --intersections 17500 --steps 12000 --compare`
+
+use clap::Parser;
+use dynasoar_examples::render::{Recorder, RenderArgs};
+use dynasoar_examples::report::Report;
+use dynasoar_examples::traffic::{Config, DslSim, Network, Outcome, Simulation, run_on};
+use dynasoar_examples::{CommonArgs, Implementation, exit_on_error};
+use dynasoar_models::traffic::config;
+
+#[derive(Parser)]
+#[command(about = "Nagel-Schreckenberg traffic simulation with the dynasoar DSL and hand-written baselines")]
+struct Args {
+    /// Intersections of the street network.
+    #[arg(long, default_value_t = config::INTERSECTIONS)]
+    intersections: u32,
+    /// Time steps (iterations).
+    #[arg(long, visible_alias = "iterations", default_value_t = config::STEPS)]
+    steps: u32,
+    /// Random seed of the network and of all cars.
+    #[arg(long, default_value_t = config::SEED)]
+    seed: u64,
+    /// Cars and streets get a maximum velocity in [MAX/2, MAX) cells per step.
+    #[arg(long, default_value_t = config::MAX_VELOCITY)]
+    max_velocity: u32,
+    /// Length of a street cell (intersections lie in the unit square).
+    #[arg(long, default_value_t = config::CELL_LENGTH)]
+    cell_length: f32,
+    /// Share of street cells that produce cars.
+    #[arg(long, default_value_t = config::PRODUCER_RATIO)]
+    producer_ratio: f32,
+    /// Share of street cells that remove cars.
+    #[arg(long, default_value_t = config::TARGET_RATIO)]
+    target_ratio: f32,
+    /// Probability that a free producer creates a car in a step.
+    #[arg(long, default_value_t = config::CAR_RATIO)]
+    car_ratio: f32,
+    /// Probability that a moving car slows down by one.
+    #[arg(long, default_value_t = config::SLOW_DOWN_RATIO)]
+    slow_down: f32,
+    /// Steps between two phases of a traffic light.
+    #[arg(long, default_value_t = config::PHASE_TIME)]
+    phase_time: u32,
+    /// Heap of the DSL version in MiB (default: enough for a car on every cell).
+    #[arg(long)]
+    heap_mib: Option<u64>,
+    /// Implementation to run.
+    #[arg(long = "impl", value_enum, default_value = "dynasoar")]
+    implementation: Implementation,
+    /// Run both baselines and the DSL version, and report the ratios.
+    #[arg(long)]
+    compare: bool,
+    /// After the run, check the DSL version's objects against the network (slow for big runs).
+    #[arg(long)]
+    verify: bool,
+    /// No progress bar.
+    #[arg(long)]
+    no_progress: bool,
+    #[command(flatten)]
+    render: RenderArgs,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+fn main() -> std::process::ExitCode {
+    exit_on_error(run_app(Args::parse()))
+}
+
+fn report(cfg: &Config, cells: u32, implementation: Implementation, backend: &str, o: &Outcome) -> Report {
+    let mut r = Report::new("traffic")
+        .field("backend", backend)
+        .field("allocator", implementation.name())
+        .field("size", cfg.intersections)
+        .field("cells", cells)
+        .field("iters", cfg.steps)
+        .field("total_us", o.total.as_micros())
+        .field("enum_us", o.enumeration.as_micros())
+        .field("setup_us", o.setup.as_micros())
+        .field("cars", o.cars.len())
+        .field("created", o.created)
+        .field("removed", o.removed);
+    if let Some(objects) = o.objects {
+        r = r.field("objects", objects);
+    }
+    r.field("checksum", o.checksum()).field("fingerprint", format!("{:016x}", o.fingerprint()))
+}
+
+fn run_app(args: Args) -> anyhow::Result<()> {
+    let heap_bytes = match args.heap_mib {
+        Some(0) => anyhow::bail!("--heap-mib must be at least 1"),
+        Some(mib) => {
+            Some(mib.checked_mul(1 << 20).ok_or_else(|| anyhow::anyhow!("--heap-mib is too large"))?)
+        }
+        None => None,
+    };
+    let cfg = Config {
+        intersections: args.intersections,
+        steps: args.steps,
+        seed: args.seed,
+        max_velocity: args.max_velocity,
+        cell_length: args.cell_length,
+        producer_ratio: args.producer_ratio,
+        target_ratio: args.target_ratio,
+        car_ratio: args.car_ratio,
+        slow_down: args.slow_down,
+        phase_time: args.phase_time,
+        heap_bytes,
+    };
+    cfg.validate()?;
+    let options = args.common.executor_options();
+    let backend = args.common.executor()?.kind().name();
+    let net = Network::generate(&cfg)?;
+    eprintln!(
+        "network: {} intersections, {} cells ({} producers, {} targets, {} lights)",
+        cfg.intersections,
+        net.num_cells(),
+        net.producers.len(),
+        net.targets(),
+        net.lights.len()
+    );
+    let implementations = if args.compare {
+        vec![Implementation::Soa, Implementation::Aos, Implementation::Dynasoar]
+    } else {
+        vec![args.implementation]
+    };
+    let mut results = Vec::new();
+    for &implementation in &implementations {
+        let render = if implementation == *implementations.last().unwrap() {
+            args.render.clone()
+        } else {
+            RenderArgs::default()
+        };
+        let mut recorder = Recorder::new(&render)?;
+        let outcome = run_on(implementation, options.clone(), &cfg, &net, &mut recorder, !args.no_progress)?;
+        let frames = recorder.finish()?;
+        if frames > 0 {
+            eprintln!("wrote {frames} frames to {}", render.render.as_ref().unwrap().display());
+        }
+        results.push((implementation, outcome));
+    }
+    if args.verify {
+        // A fresh DSL run to the same step, checked object by object.
+        let (sim, _) = DslSim::new(options.clone(), &cfg, &net)?;
+        for _ in 0..cfg.steps {
+            sim.step()?;
+        }
+        let cars = sim.verify(&net)?;
+        eprintln!("verified: {cars} cars, objects consistent with the network");
+    }
+    if args.compare {
+        println!(
+            "{:<10} {:>12} {:>12} {:>10} {:>10} {:>10} {:>18} {:>9}",
+            "impl", "total ms", "enum ms", "cars", "created", "removed", "fingerprint", "vs soa"
+        );
+        let soa = results[0].1.total.as_secs_f64();
+        let ratio = |t: f64, soa: f64| if soa > 0.0 { format!("{:.2}x", t / soa) } else { "n/a".into() };
+        for (i, o) in &results {
+            println!(
+                "{:<10} {:>12.1} {:>12.1} {:>10} {:>10} {:>10} {:>18} {:>9}",
+                i.name(),
+                o.total.as_secs_f64() * 1e3,
+                o.enumeration.as_secs_f64() * 1e3,
+                o.cars.len(),
+                o.created,
+                o.removed,
+                format!("{:016x}", o.fingerprint()),
+                ratio(o.total.as_secs_f64(), soa)
+            );
+        }
+        let same = results.iter().all(|(_, o)| o.fingerprint() == results[0].1.fingerprint());
+        if !same {
+            eprintln!("warning: the implementations computed different traffic (fingerprints differ)");
+        }
+    }
+    let cells = net.num_cells();
+    let mut lines: Vec<Report> = results.iter().map(|(i, o)| report(&cfg, cells, *i, backend, o)).collect();
+    if args.compare {
+        let t = |k: usize| results[k].1.total.as_micros();
+        let (dsl, soa) = (results[2].1.total.as_secs_f64(), results[0].1.total.as_secs_f64());
+        let ratio = if soa > 0.0 { format!("{:.3}", dsl / soa) } else { "n/a".into() };
+        let last =
+            lines.pop().unwrap().field("soa_us", t(0)).field("aos_us", t(1)).field("ratio_vs_soa", ratio);
+        lines.push(last);
+    }
+    for line in lines {
+        println!("{line}");
+    }
+    Ok(())
+}
