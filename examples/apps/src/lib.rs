@@ -6,6 +6,7 @@ pub mod progress;
 pub mod render;
 pub mod report;
 
+pub mod barnes_hut;
 pub mod collision;
 pub mod game_of_life;
 pub mod generation;

@@ -6,6 +6,7 @@
 
 pub mod alloc_bench;
 pub mod api_demo;
+pub mod barnes_hut;
 pub mod collision;
 pub mod field_bench;
 pub mod game_of_life;
