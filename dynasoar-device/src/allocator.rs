@@ -280,41 +280,35 @@ fn reserve_slots<C: ClassSpec, S: BlockStore, const LOSSES: u32>(
                 *seed = next_seed(*seed);
                 continue;
             }
-            // No block left to open (out of memory, or all being reused): look again without
-            // touching the free count, so that starving threads only read it.
-            None if store.free_count().load() as i64 <= 0 => {
-                if store.initializing().load() == 0 {
-                    starved += 1;
-                    if starved > OUT_OF_MEMORY_ROUNDS {
-                        store.starved_leaders().fetch_add(1);
-                        return None;
-                    }
-                }
-                backoff.snooze();
-                arch::fence();
-                *seed = next_seed(*seed);
-                continue;
-            }
-            None => match initialize_free_block::<C, S>(store, *seed) {
-                Some(index) => index,
-                None => {
-                    // Blocks claimed by others but not yet active will take allocations soon;
-                    // only rounds with none in flight count towards out of memory.
-                    if store.initializing().load() == 0 {
-                        starved += 1;
-                        if starved > OUT_OF_MEMORY_ROUNDS {
-                            store.starved_leaders().fetch_add(1);
-                            return None;
+            None => {
+                // With no block left to open (out of memory, or all being reused), starving
+                // threads only read the free count: claiming it would make them all hammer it.
+                let opened = if store.free_count().load() as i64 > 0 {
+                    initialize_free_block::<C, S>(store, *seed)
+                } else {
+                    None
+                };
+                match opened {
+                    Some(index) => index,
+                    None => {
+                        // Blocks claimed by others but not yet active will take allocations
+                        // soon; only rounds with none in flight count towards out of memory.
+                        if store.initializing().load() == 0 {
+                            starved += 1;
+                            if starved > OUT_OF_MEMORY_ROUNDS {
+                                store.starved_leaders().fetch_add(1);
+                                return None;
+                            }
                         }
+                        backoff.snooze();
+                        // Acquire: pairs with the release before `initializing` is decremented,
+                        // so the next search sees the blocks published meanwhile.
+                        arch::fence();
+                        *seed = next_seed(*seed);
+                        continue;
                     }
-                    backoff.snooze();
-                    // Acquire: pairs with the release before `initializing` is decremented, so
-                    // the next search sees the blocks published meanwhile.
-                    arch::fence();
-                    *seed = next_seed(*seed);
-                    continue;
                 }
-            },
+            }
         };
         let block = store.block(index);
         if let Some(r) = block.reserve(wanted, *seed as u32) {

@@ -180,6 +180,7 @@ impl DeviceHeap {
             free_blocks: state.free_blocks,
             block_bytes: self.config.block_bytes,
             classes,
+            coalescing_misses: state.coalescing_misses,
         })
     }
 
@@ -232,6 +233,9 @@ pub struct HeapStats {
     pub free_blocks: u64,
     pub block_bytes: u64,
     pub classes: Vec<ClassStats>,
+    /// Lanes that missed the warp-coalesced hand-out and allocated on their own since the heap
+    /// was created (see ARCHITECTURE.md, "The allocator"); nonzero only on some GPUs.
+    pub coalescing_misses: u32,
 }
 
 impl HeapStats {
