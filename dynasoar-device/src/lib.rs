@@ -38,6 +38,8 @@ pub mod handle;
 pub mod heap;
 pub mod kernel;
 pub mod layout;
+#[cfg(not(loom))]
+pub mod malloc;
 pub mod math;
 #[cfg(not(loom))]
 pub mod object;

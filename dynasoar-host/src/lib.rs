@@ -12,6 +12,7 @@
 mod backend;
 mod error;
 pub mod heap;
+pub mod malloc;
 mod runtime;
 
 #[cfg(feature = "build")]
@@ -20,4 +21,5 @@ pub mod build;
 pub use backend::{Backend, BackendKind, Buffer, Executor, ExecutorOptions, Grid, Marker};
 pub use error::{Error, KernelNames, Result};
 pub use heap::{DeviceHeap, HeapClass, HeapSnapshot, HeapStats};
+pub use malloc::MallocHeap;
 pub use runtime::{DEFAULT_HEAP_BYTES, Runtime, RuntimeBuilder, Timings};

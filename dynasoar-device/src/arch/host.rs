@@ -53,6 +53,13 @@ pub fn grid_dim() -> u32 {
     coords().grid_dim
 }
 
+/// The CPU stand-in for the multiprocessor id: the emulated thread block, as blocks are what the
+/// CPU backend spreads over cores.
+#[inline(always)]
+pub fn sm_id() -> u32 {
+    coords().block_idx
+}
+
 #[inline(always)]
 pub fn lane_id() -> u32 {
     0

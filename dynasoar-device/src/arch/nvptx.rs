@@ -91,6 +91,15 @@ pub fn nanosleep(ns: u32) {
     unsafe { asm!("nanosleep.u32 {t};", t = in(reg32) ns, options(nostack, nomem)) }
 }
 
+/// Index of the multiprocessor running this thread (`%smid`; allocators hash with it).
+#[inline(always)]
+pub fn sm_id() -> u32 {
+    let id: u32;
+    // SAFETY: reads a special register.
+    unsafe { asm!("mov.u32 {id}, %smid;", id = out(reg32) id, options(nostack, nomem, pure)) };
+    id
+}
+
 /// Cycle counter of this multiprocessor.
 #[inline(always)]
 pub fn clock64() -> u64 {

@@ -28,6 +28,7 @@ pub struct CudaExec {
     functions: Mutex<HashMap<&'static str, CudaFunction>>,
     description: String,
     resident_threads: usize,
+    multiprocessors: usize,
 }
 
 /// Device memory: the allocation and its address.
@@ -80,6 +81,7 @@ impl CudaExec {
         Ok(CudaExec {
             description: format!("{name} (sm_{major}{minor}, {sms} SMs)"),
             resident_threads: sms * per_sm,
+            multiprocessors: sms,
             ctx,
             stream,
             module,
@@ -93,6 +95,10 @@ impl CudaExec {
 
     pub fn resident_threads(&self) -> usize {
         self.resident_threads
+    }
+
+    pub fn multiprocessors(&self) -> usize {
+        self.multiprocessors
     }
 
     fn function(&self, name: &'static str) -> std::result::Result<CudaFunction, String> {
@@ -200,9 +206,23 @@ impl CudaExec {
         Ok(Duration::from_secs_f64(ms as f64 / 1e3))
     }
 
+    /// Make CUDA's device `malloc` heap at least `bytes` large. CUDA fixes it at the first
+    /// kernel that uses `malloc` in the context; a later, larger request is an error that says so.
     pub fn set_malloc_heap(&self, bytes: usize) -> Result<()> {
-        self.ctx
-            .set_limit(cudarc::driver::sys::CUlimit::CU_LIMIT_MALLOC_HEAP_SIZE, bytes)
-            .map_err(|e| Error::driver(format!("setting CUDA's malloc heap to {bytes} bytes"), e))
+        use cudarc::driver::sys::CUlimit::CU_LIMIT_MALLOC_HEAP_SIZE as LIMIT;
+        let current =
+            self.ctx.get_limit(LIMIT).map_err(|e| Error::driver("reading CUDA's malloc heap size", e))?;
+        if current >= bytes {
+            return Ok(());
+        }
+        self.ctx.set_limit(LIMIT, bytes).map_err(|e| {
+            Error::driver(
+                format!(
+                    "setting CUDA's malloc heap to {bytes} bytes (it is {current}; CUDA fixes it once a \
+                     kernel has used malloc: create the largest CUDA-malloc heap first, or use a new process)"
+                ),
+                e,
+            )
+        })
     }
 }

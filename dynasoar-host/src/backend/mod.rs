@@ -202,6 +202,14 @@ impl Executor {
         }
     }
 
+    /// Multiprocessors of the GPU; on the CPU backend, its worker threads.
+    pub fn multiprocessors(&self) -> usize {
+        match &self.imp {
+            Imp::Cuda(c) => c.multiprocessors(),
+            Imp::Cpu(c) => c.threads(),
+        }
+    }
+
     /// A grid that fills the machine, in blocks of `threads` (for grid-stride kernels).
     pub fn full_grid(&self, threads: u32) -> Grid {
         let blocks = self.resident_threads().div_ceil(threads as usize).max(1);
@@ -412,8 +420,9 @@ impl Executor {
         }
     }
 
-    /// Size CUDA's own device-side `malloc` heap (for comparisons with it). Must be called
-    /// before the first kernel that uses `malloc`. The CPU backend has no such heap.
+    /// Make CUDA's own device-side `malloc` heap at least `bytes` large (for comparisons with
+    /// it). CUDA allows growing it only before the first kernel that uses `malloc`. The CPU
+    /// backend has no such heap.
     pub fn set_device_malloc_heap(&self, bytes: usize) -> Result<()> {
         self.check_usable()?;
         match &self.imp {

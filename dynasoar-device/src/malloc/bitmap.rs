@@ -1,0 +1,3 @@
+//! PLACEHOLDER (not implemented yet): every request fails. Replaced by the real allocator.
+
+super::placeholder!(BitmapAlloc, Bitmap);
