@@ -109,6 +109,8 @@ pub struct ClassInfo {
     pub is_abstract: bool,
     /// Bytes of the class's value (its field layout).
     pub size: usize,
+    /// Alignment of the class's value.
+    pub align: usize,
     /// Type ids of the class and its subclasses, as bits.
     pub subtree: u64,
 }

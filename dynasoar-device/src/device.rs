@@ -2,6 +2,7 @@
 
 use core::marker::PhantomData;
 
+use crate::aos::{self, AosHeader, AosStore};
 use crate::block::preset_mask;
 use crate::class::{AllocatorSpec, Class, Concrete, MemberOf, Registered};
 use crate::handle::RawHandle;
@@ -34,6 +35,19 @@ impl<A: AllocatorSpec> Device<A> {
         Device { heap, _alloc: PhantomData }
     }
 
+    /// Whether the objects live in an AOS store (a general-purpose allocator) rather than in
+    /// the SOA heap (fixed per PTX build on the GPU).
+    #[inline(always)]
+    fn in_aos_store(&self) -> bool {
+        aos::is_store(self.heap.addr())
+    }
+
+    #[inline(always)]
+    fn aos_store(&self) -> AosStore {
+        // SAFETY: `from_heap`'s contract, and `in_aos_store` said the header is a store's.
+        unsafe { AosStore::from_ptr(self.heap.addr() as usize as *mut AosHeader) }
+    }
+
     #[inline(always)]
     pub(crate) fn heap(&self) -> Heap<'_> {
         // SAFETY: `from_heap`'s contract.
@@ -55,6 +69,11 @@ impl<A: AllocatorSpec> Device<A> {
     /// [`make_new`](Self::make_new) for generic code that knows `T: Registered<Alloc = A>`.
     #[inline(always)]
     pub(crate) fn make_new_registered<T: Concrete + Registered>(&self, value: T) -> Option<Obj<T>> {
+        if self.in_aos_store() {
+            let raw = self.aos_store().make_new::<T>(&value)?;
+            // SAFETY: a fresh object of class `T`.
+            return Some(unsafe { Obj::from_raw(raw) });
+        }
         let raw = self.heap().allocate::<T>()?;
         // SAFETY: a fresh object of class `T`, owned by this thread.
         unsafe { T::store(raw, &value) };
@@ -69,7 +88,11 @@ impl<A: AllocatorSpec> Device<A> {
     where
         T: MemberOf<A>,
     {
-        self.heap().free::<T>(obj.raw());
+        if self.in_aos_store() {
+            self.aos_store().free(obj.raw());
+        } else {
+            self.heap().free::<T>(obj.raw());
+        }
     }
 
     /// Call `f` on every object of class `T` and its subclasses, in this thread (paper's
@@ -79,6 +102,17 @@ impl<A: AllocatorSpec> Device<A> {
     where
         T: MemberOf<A>,
     {
+        if self.in_aos_store() {
+            let store = self.aos_store();
+            let mut classes = T::SUBTREE;
+            while classes != 0 {
+                let class = classes.trailing_zeros() as u8;
+                classes &= classes - 1;
+                // SAFETY: a live object of `class`, which is-a `T`.
+                store.for_each_live(class, |raw| f(unsafe { Obj::from_raw(raw) }));
+            }
+            return;
+        }
         let heap = self.heap();
         let mut classes = T::SUBTREE;
         while classes != 0 {

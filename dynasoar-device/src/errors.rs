@@ -6,3 +6,6 @@ pub const OUT_OF_MEMORY: u32 = 1 << 0;
 pub const DOUBLE_FREE: u32 = 1 << 1;
 /// A null handle was freed or used where an object is required.
 pub const NULL_HANDLE: u32 = 1 << 2;
+/// The AOS object store's table of a class was full: the object was not created (or, for a
+/// free, not recorded and so never given back to the allocator).
+pub const TABLE_FULL: u32 = 1 << 3;

@@ -10,12 +10,24 @@
 //! Unlike the paper, which stores a block *index*, we store the block's address: a field's
 //! address is then `block + 64 + N_T * offset_F + slot * size_F`, with no load of the heap base.
 //! The null handle is 0 (no block lives at address 0).
+//!
+//! Objects of the AOS object store (general-purpose allocators, [`crate::aos`]) have handles
+//! of their own shape: bits 0-47 the object's address, bits 48-55 [`AOS_MARK`], bits 56-63 the
+//! type id. A field's address is then `address + offset_F`. Which formula applies is fixed per
+//! PTX build (`cfg(dynasoar_aos)`: the GPU pays nothing for the other one); on the host, where
+//! one build serves both stores, the mark decides.
 
 /// Mask of the block address bits.
 pub const BLOCK_ADDR_MASK: u64 = 0x0000_FFFF_FFFF_FFC0;
 
 /// Highest address (exclusive) a heap may occupy for its blocks to be encodable.
 pub const ADDRESS_LIMIT: u64 = 1 << 48;
+
+/// Bits 48-55 of an AOS object's handle (a SOA handle has `N_T` there, at most 64).
+pub const AOS_MARK: u64 = 0xFF;
+
+/// Mask of an AOS object's address bits.
+pub const AOS_ADDR_MASK: u64 = 0x0000_FFFF_FFFF_FFFF;
 
 /// An untyped object handle.
 #[repr(transparent)]
@@ -34,6 +46,31 @@ impl RawHandle {
                 | ((objects_per_block as u64 & 0xff) << 48)
                 | ((type_id as u64) << 56),
         )
+    }
+
+    /// The handle of the AOS object at `addr` (below 2^48) of class `type_id`.
+    #[inline(always)]
+    pub const fn aos(addr: u64, type_id: u8) -> Self {
+        RawHandle((addr & AOS_ADDR_MASK) | (AOS_MARK << 48) | ((type_id as u64) << 56))
+    }
+
+    /// Whether this is the handle of an AOS object (see the module docs).
+    #[inline(always)]
+    pub const fn is_aos(self) -> bool {
+        #[cfg(target_arch = "nvptx64")]
+        {
+            cfg!(dynasoar_aos)
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        {
+            (self.0 >> 48) & 0xff == AOS_MARK
+        }
+    }
+
+    /// The address of an AOS object.
+    #[inline(always)]
+    pub const fn aos_addr(self) -> u64 {
+        self.0 & AOS_ADDR_MASK
     }
 
     #[inline(always)]
@@ -64,9 +101,13 @@ impl RawHandle {
     }
 
     /// Address of the field at `offset` (bytes into the per-object layout) of size `size`:
-    /// its SOA array starts at `block + 64 + N_T * offset`.
+    /// its SOA array starts at `block + 64 + N_T * offset`; an AOS object's field is at
+    /// `address + offset`.
     #[inline(always)]
     pub const fn field_addr(self, offset: u64, size: u64) -> u64 {
+        if self.is_aos() {
+            return self.aos_addr() + offset;
+        }
         self.block_addr()
             + crate::block::HEADER_BYTES
             + self.objects_per_block() as u64 * offset
@@ -106,6 +147,15 @@ mod tests {
         let h = RawHandle::new(0x1000, 5, 32, 1);
         // Field at offset 8 of size 4: array at block + 64 + 32 * 8, element 5.
         assert_eq!(h.field_addr(8, 4), 0x1000 + 64 + 256 + 20);
+    }
+
+    #[test]
+    fn aos_handles_address_fields_in_place() {
+        let h = RawHandle::aos(0x7f00_1234_5670, 3);
+        assert!(h.is_aos() && !h.is_null());
+        assert_eq!(h.type_id(), 3);
+        assert_eq!(h.field_addr(8, 4), 0x7f00_1234_5678);
+        assert!(!RawHandle::new(0x1000, 5, 64, 3).is_aos());
     }
 
     #[test]

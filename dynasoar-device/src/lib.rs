@@ -23,6 +23,8 @@
 extern crate std;
 
 pub mod allocator;
+#[cfg(not(loom))]
+pub mod aos;
 pub mod arch;
 #[cfg(not(loom))]
 pub mod array;

@@ -158,6 +158,22 @@ fn for_each_listed(heap: &Heap<'_>, class: u8, objects: u32, parity: u32, mut f:
     }
 }
 
+/// This thread's share of the objects of `class` listed before this launch, in the SOA heap
+/// (blocks listed by the enumeration) or in an AOS store (the compacted pointer list).
+#[inline(always)]
+fn for_each_object(heap: DevPtr<HeapHeader>, class: u8, objects: u32, parity: u32, f: impl FnMut(RawHandle)) {
+    if crate::aos::is_store(heap.addr()) {
+        // SAFETY: the host launches do-alls on the store it created, after compacting it.
+        let store =
+            unsafe { crate::aos::AosStore::from_ptr(heap.addr() as usize as *mut crate::aos::AosHeader) };
+        store.for_each_listed(class, f);
+    } else {
+        // SAFETY: the host launches do-alls on an initialised heap, after enumerating `class`.
+        let heap = unsafe { Heap::from_ptr(heap.as_ptr()) };
+        for_each_listed(&heap, class, objects, parity, f);
+    }
+}
+
 /// Body of the do-all kernel of a method of class `T`: call `method` on every object of the
 /// launched concrete class (which is-a `T`).
 #[inline(always)]
@@ -169,8 +185,7 @@ where
     // SAFETY: the host launches do-all kernels on its heap of `T::Alloc`, after enumerating
     // `p.class`, a concrete class in `T`'s subtree.
     let dev = unsafe { Device::<T::Alloc>::from_heap(p.heap) };
-    let heap = dev.heap();
-    for_each_listed(&heap, p.class as u8, p.objects_per_block, p.parity, |raw| {
+    for_each_object(p.heap, p.class as u8, p.objects_per_block, p.parity, |raw| {
         // SAFETY: a live object of a class that is-a `T` (see above).
         method(unsafe { Obj::from_raw(raw) }, &dev, p.arg)
     });
@@ -199,12 +214,10 @@ where
 /// is-a `T`) into `out` as a `T` value, in no particular order.
 #[inline(always)]
 pub fn run_gather<T: Class>(p: GatherParams) {
-    // SAFETY: the host launches this on an initialised heap, after enumerating `p.class`.
-    let heap = unsafe { Heap::from_ptr(p.heap.as_ptr()) };
     // SAFETY: a counter updated atomically only.
     let written = unsafe { Atomic32::from_ptr(p.written.as_ptr()) };
     let out = p.out.cast::<T>();
-    for_each_listed(&heap, p.class as u8, p.objects_per_block, p.parity, |raw| {
+    for_each_object(p.heap, p.class as u8, p.objects_per_block, p.parity, |raw| {
         let at = WarpGroup::current().fetch_add_u32(written, 1) as u64;
         if at < p.capacity {
             // SAFETY: `raw` is a live object that is-a `T`; `out` has room for `capacity`

@@ -8,6 +8,12 @@
 //!
 //! and in the app: `include_str!(concat!(env!("OUT_DIR"), "/models.ptx"))`.
 //!
+//! To run the model on general-purpose allocators too (`ObjectStore::Malloc`), build its AOS
+//! variant as well, `PtxBuilder::new("../models").aos().build_or_exit("models-aos.ptx")`, and
+//! give the runtime both (`ModelPtx::with_aos`). That build has `cfg(dynasoar_aos)` set for
+//! every crate, which switches object handles and `make_new`/`free`/`device_do` to the AOS
+//! store at compile time, so neither PTX pays for the other layout.
+//!
 //! The host builds on stable; the device build runs the pinned nightly through
 //! `rustup run` (installing it with `rust-src` when missing), with `-Zbuild-std=core`, fat LTO,
 //! `panic=abort` and `--emit=asm`, in its own target directory and a clean environment, so the
@@ -96,6 +102,7 @@ pub struct PtxBuilder {
     features: Vec<String>,
     target_dir: Option<PathBuf>,
     quiet: bool,
+    aos: bool,
 }
 
 /// What a successful build produced.
@@ -122,7 +129,14 @@ impl PtxBuilder {
         } else {
             dir.to_path_buf()
         };
-        PtxBuilder { crate_dir: dir, arch: None, features: Vec::new(), target_dir: None, quiet: false }
+        PtxBuilder {
+            crate_dir: dir,
+            arch: None,
+            features: Vec::new(),
+            target_dir: None,
+            quiet: false,
+            aos: false,
+        }
     }
 
     /// Compile for this GPU architecture (`sm_XY`); overrides `DYNASOAR_GPU_ARCH`.
@@ -140,6 +154,12 @@ impl PtxBuilder {
     /// Use this target directory for the device build (default: next to the outer build's).
     pub fn target_dir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.target_dir = Some(dir.into());
+        self
+    }
+
+    /// Build the AOS variant (objects of general-purpose allocators; see the module docs).
+    pub fn aos(mut self) -> Self {
+        self.aos = true;
         self
     }
 
@@ -174,7 +194,8 @@ impl PtxBuilder {
 
         let manifest = self.crate_dir.join("Cargo.toml");
         let crate_name = read_package_name(&manifest)?;
-        let target_dir = self.target_dir.clone().unwrap_or_else(|| default_target_dir(&crate_name));
+        let variant = if self.aos { format!("{crate_name}-aos") } else { crate_name.clone() };
+        let target_dir = self.target_dir.clone().unwrap_or_else(|| default_target_dir(&variant));
 
         let mut cmd = clean_command("rustup");
         cmd.args(["run", DEVICE_TOOLCHAIN, "cargo", "rustc"])
@@ -191,6 +212,11 @@ impl PtxBuilder {
             .args(["--config", "profile.release.debug=false"]);
         if !self.features.is_empty() {
             cmd.arg("--features").arg(self.features.join(","));
+        }
+        if self.aos {
+            // For every crate of the build (the device crate decides the layout), not just the
+            // model crate as arguments after `--` would be.
+            cmd.args(["--config", "build.rustflags=[\"--cfg\", \"dynasoar_aos\"]"]);
         }
         cmd.args(["--", "--emit=asm", "-C"])
             .arg(format!("target-cpu={arch}"))

@@ -9,6 +9,7 @@
 //!
 //! [`Kernel`]: dynasoar_device::Kernel
 
+pub mod aos;
 mod backend;
 mod error;
 pub mod heap;
@@ -18,8 +19,9 @@ mod runtime;
 #[cfg(feature = "build")]
 pub mod build;
 
+pub use aos::AosHeap;
 pub use backend::{Backend, BackendKind, Buffer, Executor, ExecutorOptions, Grid, Marker};
 pub use error::{Error, KernelNames, Result};
 pub use heap::{DeviceHeap, HeapClass, HeapSnapshot, HeapStats};
 pub use malloc::MallocHeap;
-pub use runtime::{DEFAULT_HEAP_BYTES, Runtime, RuntimeBuilder, Timings};
+pub use runtime::{DEFAULT_HEAP_BYTES, ModelPtx, ObjectStore, Runtime, RuntimeBuilder, Timings};

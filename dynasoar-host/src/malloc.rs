@@ -72,8 +72,7 @@ impl MallocHeap {
             ));
         }
         let header = RegionHeaderWords { errors: 0, failed_mallocs: 0, ..self.header(exec)? };
-        let zeros = vec![0u8; (self.buffer.len() * 8) - HEADER_BYTES as usize];
-        exec.write_bytes(&self.buffer, HEADER_BYTES as usize, &zeros)?;
+        exec.zero(&self.buffer)?;
         exec.write_bytes(&self.buffer, 0, header_bytes(&header))?;
         self.init(exec)
     }

@@ -1,16 +1,23 @@
 //! `Runtime<A>`: a heap of allocator `A` on a backend, and the SMMO operations on it.
 
+use std::borrow::Cow;
 use std::marker::PhantomData;
+use std::str::FromStr;
 use std::sync::Mutex;
 use std::time::Duration;
 
 use dynasoar_device::class::MemberOf;
+use dynasoar_device::heap::HeapHeader;
+use dynasoar_device::malloc::MallocKind;
 use dynasoar_device::parallel::{DoParams, GatherParams, NewParams};
-use dynasoar_device::{AllocatorSpec, ClassInfo, Concrete, ParallelMethod, ParallelNew, Plain};
+use dynasoar_device::{
+    AllocatorSpec, ClassInfo, Concrete, DevPtr, Handle, ParallelMethod, ParallelNew, Plain, RawHandle,
+};
 
+use crate::aos::{AosHeap, TableCapacity};
 use crate::backend::{Backend, Executor, ExecutorOptions, Grid, Marker};
 use crate::error::{Error, Result};
-use crate::heap::{DeviceHeap, HeapClass, HeapStats};
+use crate::heap::{ClassStats, DeviceHeap, HeapClass, HeapStats};
 
 /// Threads per block of do-all launches.
 const THREADS: u32 = 256;
@@ -18,9 +25,111 @@ const THREADS: u32 = 256;
 /// Heap size when the builder is not told.
 pub const DEFAULT_HEAP_BYTES: u64 = 256 << 20;
 
+/// Where a runtime keeps its objects.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum ObjectStore {
+    /// DynaSOAr's heap: SOA blocks, the lock-free object allocator.
+    #[default]
+    Dynasoar,
+    /// Objects in AOS layout, each allocated from a general-purpose allocator, enumerated by the
+    /// paper's `parallel_do` helper (for comparisons; needs the model's AOS PTX, see
+    /// [`ModelPtx`]).
+    Malloc(MallocKind),
+}
+
+impl ObjectStore {
+    /// Every store: DynaSOAr's, then one per general-purpose allocator.
+    pub fn all() -> impl Iterator<Item = ObjectStore> {
+        std::iter::once(ObjectStore::Dynasoar).chain(MallocKind::ALL.iter().map(|&k| ObjectStore::Malloc(k)))
+    }
+
+    /// The name used on command lines and in reports (`dynasoar`, or the allocator's name).
+    pub fn name(self) -> &'static str {
+        match self {
+            ObjectStore::Dynasoar => "dynasoar",
+            ObjectStore::Malloc(kind) => kind.name(),
+        }
+    }
+}
+
+impl std::fmt::Display for ObjectStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for ObjectStore {
+    type Err = String;
+
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        if s == "dynasoar" {
+            return Ok(ObjectStore::Dynasoar);
+        }
+        MallocKind::from_name(s).map(ObjectStore::Malloc).ok_or_else(|| {
+            let names: Vec<&str> = ObjectStore::all().map(ObjectStore::name).collect();
+            format!("unknown allocator `{s}`; one of: {}", names.join(", "))
+        })
+    }
+}
+
+/// A model crate's PTX: the build for DynaSOAr's SOA heap and, optionally, the build for AOS
+/// stores (`PtxBuilder::aos`), which [`ObjectStore::Malloc`] needs.
+#[derive(Clone, Debug)]
+pub struct ModelPtx {
+    soa: Cow<'static, str>,
+    aos: Option<Cow<'static, str>>,
+}
+
+impl ModelPtx {
+    /// The SOA build only.
+    pub const fn new(soa: &'static str) -> Self {
+        ModelPtx { soa: Cow::Borrowed(soa), aos: None }
+    }
+
+    /// Both builds.
+    pub const fn with_aos(soa: &'static str, aos: &'static str) -> Self {
+        ModelPtx { soa: Cow::Borrowed(soa), aos: Some(Cow::Borrowed(aos)) }
+    }
+
+    /// The module for `store`.
+    pub fn for_store(&self, store: ObjectStore) -> Result<&str> {
+        match store {
+            ObjectStore::Dynasoar => Ok(&self.soa),
+            ObjectStore::Malloc(kind) => self.aos.as_deref().ok_or_else(|| {
+                Error::InvalidArgument(format!(
+                    "allocator `{kind}` keeps objects in AOS layout, which needs the model's AOS PTX: \
+                     build it with `PtxBuilder::aos()` in build.rs and pass `ModelPtx::with_aos`"
+                ))
+            }),
+        }
+    }
+}
+
+impl From<&'static str> for ModelPtx {
+    fn from(soa: &'static str) -> Self {
+        ModelPtx::new(soa)
+    }
+}
+
+impl From<String> for ModelPtx {
+    fn from(soa: String) -> Self {
+        ModelPtx { soa: Cow::Owned(soa), aos: None }
+    }
+}
+
+/// How the builder sizes an AOS store's tables.
+#[derive(Clone, Copy, Debug)]
+enum AosCapacity {
+    ForHeap,
+    ForBytes(u64),
+    Objects(u64),
+}
+
 /// Builds a [`Runtime`].
 pub struct RuntimeBuilder<A> {
-    ptx: String,
+    ptx: ModelPtx,
+    store: ObjectStore,
+    aos_capacity: AosCapacity,
     heap_bytes: u64,
     exec: ExecutorOptions,
     deferred_checks: bool,
@@ -32,6 +141,27 @@ impl<A: AllocatorSpec> RuntimeBuilder<A> {
     /// Bytes of device memory for the heap (default 256 MiB).
     pub fn heap_bytes(mut self, bytes: u64) -> Self {
         self.heap_bytes = bytes;
+        self
+    }
+
+    /// Keep objects in `store` (default: DynaSOAr's heap). The heap size is then the general
+    /// allocator's pool.
+    pub fn store(mut self, store: ObjectStore) -> Self {
+        self.store = store;
+        self
+    }
+
+    /// Objects each class's table of an AOS store holds (default: as many of the class's
+    /// objects as the heap could hold). The tables are the `parallel_do` helper's, outside the
+    /// heap.
+    pub fn aos_capacity(mut self, objects: u64) -> Self {
+        self.aos_capacity = AosCapacity::Objects(objects);
+        self
+    }
+
+    /// Size each class's table of an AOS store for as many of its objects as `bytes` hold.
+    pub fn aos_capacity_for_heap(mut self, bytes: u64) -> Self {
+        self.aos_capacity = AosCapacity::ForBytes(bytes);
         self
     }
 
@@ -74,16 +204,28 @@ impl<A: AllocatorSpec> RuntimeBuilder<A> {
     }
 
     pub fn build(self) -> Result<Runtime<A>> {
-        let exec = Executor::new(&self.ptx, self.exec)?;
-        let classes: Vec<HeapClass> = A::CLASSES
-            .iter()
-            .map(|c| HeapClass { name: c.name, objects_per_block: c.objects_per_block })
-            .collect();
-        let heap = DeviceHeap::new(&exec, self.heap_bytes, A::BLOCK_BYTES, &classes)?;
+        let exec = Executor::new(self.ptx.for_store(self.store)?, self.exec)?;
+        let store = match self.store {
+            ObjectStore::Dynasoar => {
+                let classes: Vec<HeapClass> = A::CLASSES
+                    .iter()
+                    .map(|c| HeapClass { name: c.name, objects_per_block: c.objects_per_block })
+                    .collect();
+                Store::Soa(DeviceHeap::new(&exec, self.heap_bytes, A::BLOCK_BYTES, &classes)?)
+            }
+            ObjectStore::Malloc(kind) => {
+                let capacity = match self.aos_capacity {
+                    AosCapacity::ForHeap => TableCapacity::ForBytes(self.heap_bytes),
+                    AosCapacity::ForBytes(bytes) => TableCapacity::ForBytes(bytes),
+                    AosCapacity::Objects(n) => TableCapacity::Objects(n),
+                };
+                Store::Aos(AosHeap::new(&exec, kind, self.heap_bytes, A::CLASSES, capacity)?)
+            }
+        };
         let grid = exec.full_grid(THREADS);
         Ok(Runtime {
             exec,
-            heap,
+            store,
             grid,
             deferred: self.deferred_checks,
             profile: self.profile.then(|| Mutex::new(Vec::new())),
@@ -125,7 +267,7 @@ pub struct Timings {
 /// ```
 pub struct Runtime<A> {
     exec: Executor,
-    heap: DeviceHeap,
+    store: Store,
     grid: Grid,
     deferred: bool,
     profile: Option<Mutex<Vec<(Phase, Marker, Marker)>>>,
@@ -134,11 +276,30 @@ pub struct Runtime<A> {
     _alloc: PhantomData<fn() -> A>,
 }
 
+/// The objects' home.
+enum Store {
+    Soa(DeviceHeap),
+    Aos(AosHeap),
+}
+
+impl Store {
+    fn ptr(&self) -> DevPtr<HeapHeader> {
+        match self {
+            Store::Soa(heap) => heap.ptr(),
+            Store::Aos(store) => store.ptr(),
+        }
+    }
+}
+
 impl<A: AllocatorSpec> Runtime<A> {
-    /// A builder for a runtime whose kernels are in `ptx` (the app's embedded model PTX).
-    pub fn builder(ptx: &str) -> RuntimeBuilder<A> {
+    /// A builder for a runtime whose kernels are in `ptx` (the app's embedded model PTX: a
+    /// `&'static str`, a `String`, or a [`ModelPtx`] with the AOS build for general
+    /// allocators).
+    pub fn builder(ptx: impl Into<ModelPtx>) -> RuntimeBuilder<A> {
         RuntimeBuilder {
-            ptx: ptx.to_string(),
+            ptx: ptx.into(),
+            store: ObjectStore::Dynasoar,
+            aos_capacity: AosCapacity::ForHeap,
             heap_bytes: DEFAULT_HEAP_BYTES,
             exec: ExecutorOptions::default(),
             deferred_checks: false,
@@ -152,9 +313,28 @@ impl<A: AllocatorSpec> Runtime<A> {
         &self.exec
     }
 
-    /// The heap.
-    pub fn heap(&self) -> &DeviceHeap {
-        &self.heap
+    /// DynaSOAr's heap (`None` when the objects are in an AOS store).
+    pub fn heap(&self) -> Option<&DeviceHeap> {
+        match &self.store {
+            Store::Soa(heap) => Some(heap),
+            Store::Aos(_) => None,
+        }
+    }
+
+    /// The AOS store (`None` for DynaSOAr's heap).
+    pub fn aos_store(&self) -> Option<&AosHeap> {
+        match &self.store {
+            Store::Soa(_) => None,
+            Store::Aos(store) => Some(store),
+        }
+    }
+
+    /// Where the objects live.
+    pub fn store(&self) -> ObjectStore {
+        match &self.store {
+            Store::Soa(_) => ObjectStore::Dynasoar,
+            Store::Aos(store) => ObjectStore::Malloc(store.malloc().kind()),
+        }
     }
 
     /// The allocator's classes, in type-id order.
@@ -189,7 +369,10 @@ impl<A: AllocatorSpec> Runtime<A> {
     pub fn sync(&self) -> Result<()> {
         self.exec.synchronize()?;
         let kernels = std::mem::take(&mut *self.pending.lock().unwrap());
-        self.heap.take_errors(&self.exec, &kernels)
+        match &self.store {
+            Store::Soa(heap) => heap.take_errors(&self.exec, &kernels),
+            Store::Aos(store) => store.take_errors(&self.exec, &kernels),
+        }
     }
 
     /// Run `method` on every object of class `T` and its subclasses that exists now (objects
@@ -208,10 +391,18 @@ impl<A: AllocatorSpec> Runtime<A> {
         Arg: Plain,
     {
         let kernel = method.kernel();
+        if let Store::Aos(store) = &self.store {
+            self.timed(Phase::Enumerate, || store.compact(&self.exec))?;
+        }
         for class in ClassInfo::concrete_in(A::CLASSES, T::SUBTREE) {
-            let parity = self.timed(Phase::Enumerate, || self.heap.enumerate(&self.exec, class.type_id))?;
+            let parity = match &self.store {
+                Store::Soa(heap) => {
+                    self.timed(Phase::Enumerate, || heap.enumerate(&self.exec, class.type_id))?
+                }
+                Store::Aos(_) => 0,
+            };
             let params = DoParams {
-                heap: self.heap.ptr(),
+                heap: self.store.ptr(),
                 class: class.type_id as u32,
                 objects_per_block: class.objects_per_block,
                 parity,
@@ -244,7 +435,7 @@ impl<A: AllocatorSpec> Runtime<A> {
     {
         let kernel = constructor.kernel();
         let grid = Grid::for_elements(count.min(self.grid.total_threads() as u64) as usize, THREADS);
-        let params = NewParams { heap: self.heap.ptr(), first: 0, count, arg };
+        let params = NewParams { heap: self.store.ptr(), first: 0, count, arg };
         self.timed(Phase::Method, || self.exec.launch(kernel, grid, params))?;
         self.launched(&[kernel.name()])
     }
@@ -255,18 +446,31 @@ impl<A: AllocatorSpec> Runtime<A> {
         T: MemberOf<A>,
     {
         self.sync()?;
+        let listed = match &self.store {
+            Store::Soa(_) => None,
+            Store::Aos(store) => {
+                store.compact(&self.exec)?;
+                Some(store.listed(&self.exec)?)
+            }
+        };
         let mut out = Vec::new();
         for class in ClassInfo::concrete_in(A::CLASSES, T::SUBTREE) {
-            let parity = self.heap.enumerate(&self.exec, class.type_id)?;
-            let blocks = self.heap.enumerated_blocks(&self.exec, class.type_id, parity)?;
-            let capacity = blocks as usize * class.objects_per_block as usize;
+            let (parity, capacity) = match (&self.store, &listed) {
+                (Store::Soa(heap), _) => {
+                    let parity = heap.enumerate(&self.exec, class.type_id)?;
+                    let blocks = heap.enumerated_blocks(&self.exec, class.type_id, parity)?;
+                    (parity, blocks as usize * class.objects_per_block as usize)
+                }
+                (Store::Aos(_), Some(listed)) => (0, listed[class.type_id as usize] as usize),
+                (Store::Aos(_), None) => unreachable!("listed above"),
+            };
             if capacity == 0 {
                 continue;
             }
             let values = self.exec.alloc_zeroed::<T>(capacity)?;
             let written = self.exec.alloc_zeroed::<u32>(1)?;
             let params = GatherParams {
-                heap: self.heap.ptr(),
+                heap: self.store.ptr(),
                 class: class.type_id as u32,
                 objects_per_block: class.objects_per_block,
                 parity,
@@ -279,11 +483,44 @@ impl<A: AllocatorSpec> Runtime<A> {
             let n = self.exec.read_all(&written)?[0] as usize;
             if n > capacity {
                 return Err(Error::InvalidArgument(format!(
-                    "collect found {n} objects of {} in {blocks} blocks of {} (internal error)",
-                    class.name, class.objects_per_block
+                    "collect found {n} objects of {} where {capacity} were listed (internal error)",
+                    class.name
                 )));
             }
             out.extend(self.exec.read(&values, 0, n)?);
+        }
+        Ok(out)
+    }
+
+    /// Handles of every object of class `T` and its subclasses (in no particular order), for
+    /// checks: e.g. that every object is referenced from where the model expects.
+    pub fn handles<T>(&self) -> Result<Vec<Handle<T>>>
+    where
+        T: MemberOf<A>,
+    {
+        self.sync()?;
+        let mut out = Vec::new();
+        match &self.store {
+            Store::Soa(heap) => {
+                let snapshot = heap.snapshot(&self.exec)?;
+                for class in ClassInfo::concrete_in(A::CLASSES, T::SUBTREE) {
+                    // SAFETY: live objects of a class in `T`'s subtree.
+                    out.extend(
+                        snapshot
+                            .live_objects(class.type_id)
+                            .into_iter()
+                            .map(|raw| unsafe { Handle::from_raw(raw) }),
+                    );
+                }
+            }
+            Store::Aos(store) => {
+                store.compact(&self.exec)?;
+                for class in ClassInfo::concrete_in(A::CLASSES, T::SUBTREE) {
+                    let raws = store.listed_handles(&self.exec, class.type_id)?;
+                    // SAFETY: as above.
+                    out.extend(raws.into_iter().map(|raw| unsafe { Handle::from_raw(RawHandle(raw)) }));
+                }
+            }
         }
         Ok(out)
     }
@@ -303,10 +540,28 @@ impl<A: AllocatorSpec> Runtime<A> {
             .sum())
     }
 
-    /// Blocks, objects and fragmentation per class, and how full the heap is.
+    /// Blocks, objects and fragmentation per class, and how full the heap is. For an AOS
+    /// store only the objects per class are known (blocks are zero).
     pub fn stats(&self) -> Result<HeapStats> {
         self.sync()?;
-        self.heap.stats(&self.exec)
+        match &self.store {
+            Store::Soa(heap) => heap.stats(&self.exec),
+            Store::Aos(store) => {
+                store.compact(&self.exec)?;
+                let listed = store.listed(&self.exec)?;
+                self.sync()?;
+                let classes = A::CLASSES
+                    .iter()
+                    .map(|c| ClassStats {
+                        name: c.name,
+                        objects_per_block: 1,
+                        blocks: 0,
+                        objects: listed[c.type_id as usize],
+                    })
+                    .collect();
+                Ok(HeapStats { num_blocks: 0, free_blocks: 0, block_bytes: 0, classes, coalescing_misses: 0 })
+            }
+        }
     }
 
     /// Device time spent in enumeration and in methods since the last call (needs
@@ -331,6 +586,9 @@ impl<A: AllocatorSpec> Runtime<A> {
     /// Free every object.
     pub fn reset(&self) -> Result<()> {
         self.sync()?;
-        self.heap.reset(&self.exec)
+        match &self.store {
+            Store::Soa(heap) => heap.reset(&self.exec),
+            Store::Aos(store) => store.reset(&self.exec),
+        }
     }
 }

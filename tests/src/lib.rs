@@ -1,7 +1,7 @@
 //! Helpers shared by the integration tests.
 
-use dynasoar::host::{Backend, Error, Executor, ExecutorOptions};
-use dynasoar_examples::MODELS_PTX;
+use dynasoar::host::{Backend, Error, Executor, ExecutorOptions, ObjectStore};
+use dynasoar_examples::{MODELS, MODELS_PTX};
 
 /// Set by the GPU bundle's runner: a missing GPU is then a failure, not a skip.
 pub const REQUIRE_GPU_VAR: &str = "DYNASOAR_REQUIRE_GPU";
@@ -33,13 +33,22 @@ pub fn gpu_executor(test: &str) -> Option<Executor> {
 
 /// A runtime of allocator `A` on the CPU backend (several threads, so objects really race).
 pub fn cpu_runtime<A: dynasoar::AllocatorSpec>(heap_bytes: u64) -> dynasoar::host::Runtime<A> {
-    dynasoar::host::Runtime::<A>::builder(MODELS_PTX)
+    cpu_runtime_on(ObjectStore::Dynasoar, heap_bytes)
+}
+
+/// [`cpu_runtime`] with the objects in `store`.
+pub fn cpu_runtime_on<A: dynasoar::AllocatorSpec>(
+    store: ObjectStore,
+    heap_bytes: u64,
+) -> dynasoar::host::Runtime<A> {
+    dynasoar::host::Runtime::<A>::builder(MODELS)
         .backend(Backend::Cpu)
         .cpu_threads(4)
+        .store(store)
         .heap_bytes(heap_bytes)
         .quiet(true)
         .build()
-        .expect("the CPU backend always starts")
+        .unwrap_or_else(|e| panic!("a CPU runtime on {store}: {e}"))
 }
 
 /// A runtime of allocator `A` on the GPU, or `None` (printing why) as for [`gpu_executor`].
@@ -47,13 +56,23 @@ pub fn gpu_runtime<A: dynasoar::AllocatorSpec>(
     test: &str,
     heap_bytes: u64,
 ) -> Option<dynasoar::host::Runtime<A>> {
+    gpu_runtime_on(test, ObjectStore::Dynasoar, heap_bytes)
+}
+
+/// [`gpu_runtime`] with the objects in `store`.
+pub fn gpu_runtime_on<A: dynasoar::AllocatorSpec>(
+    test: &str,
+    store: ObjectStore,
+    heap_bytes: u64,
+) -> Option<dynasoar::host::Runtime<A>> {
     gpu_executor(test)?;
     Some(
-        dynasoar::host::Runtime::<A>::builder(MODELS_PTX)
+        dynasoar::host::Runtime::<A>::builder(MODELS)
             .backend(Backend::Cuda)
+            .store(store)
             .heap_bytes(heap_bytes)
             .quiet(true)
             .build()
-            .expect("the CUDA backend started once already"),
+            .unwrap_or_else(|e| panic!("{test}: a GPU runtime on {store}: {e}")),
     )
 }

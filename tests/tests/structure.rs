@@ -58,7 +58,7 @@ fn check_references(sim: &DslSim) -> MeshState {
 
     // The exported objects are exactly the live objects of the heap.
     let rt = sim.runtime();
-    let snapshot = rt.heap().snapshot(rt.executor()).unwrap();
+    let snapshot = rt.heap().expect("a DynaSOAr heap").snapshot(rt.executor()).unwrap();
     snapshot.check().unwrap_or_else(|e| panic!("heap inconsistent: {e}"));
     let live_nodes: HashSet<_> = [Node::TYPE_ID, AnchorNode::TYPE_ID, AnchorPullNode::TYPE_ID]
         .iter()

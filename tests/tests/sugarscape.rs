@@ -92,7 +92,7 @@ fn check_invariants(sim: &DslSim, cfg: &Config) -> Population {
     assert!(females.iter().all(|f| f.proposal == 0), "a proposal survived the step");
     assert!(rt.collect::<Cell>().unwrap().iter().all(|c| c.requests == 0), "a request survived the step");
 
-    let snapshot = rt.heap().snapshot(rt.executor()).unwrap();
+    let snapshot = rt.heap().expect("a DynaSOAr heap").snapshot(rt.executor()).unwrap();
     snapshot.check().unwrap_or_else(|e| panic!("heap inconsistent: {e}"));
     let live: HashSet<_> =
         [Male::TYPE_ID, Female::TYPE_ID].iter().flat_map(|&class| snapshot.live_objects(class)).collect();

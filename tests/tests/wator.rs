@@ -88,7 +88,7 @@ fn check_invariants(sim: &DslSim, cfg: &Config) -> Population {
         assert!(s.energy >= 1, "a starved shark is still alive");
         assert!(positions.insert(s.base.position), "two agents at one position");
     }
-    let snapshot = rt.heap().snapshot(rt.executor()).unwrap();
+    let snapshot = rt.heap().expect("a DynaSOAr heap").snapshot(rt.executor()).unwrap();
     snapshot.check().unwrap_or_else(|e| panic!("heap inconsistent: {e}"));
     let live: HashSet<_> =
         [Fish::TYPE_ID, Shark::TYPE_ID].iter().flat_map(|&class| snapshot.live_objects(class)).collect();

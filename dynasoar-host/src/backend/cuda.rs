@@ -176,6 +176,17 @@ impl CudaExec {
         self.stream.synchronize().map_err(|e| Error::driver("copying to the device", e))
     }
 
+    /// Zero device memory through a shared reference (the caller guarantees no kernel uses it).
+    pub fn zero_shared(&self, mem: &DeviceMem) -> Result<()> {
+        // SAFETY: the whole allocation, which lives as long as `mem`; the memset is queued on
+        // our only stream and completes before returning.
+        unsafe {
+            cudarc::driver::result::memset_d8_async(mem.addr, 0, mem.slice.len(), self.stream.cu_stream())
+        }
+        .map_err(|e| Error::driver("zeroing device memory", e))?;
+        self.stream.synchronize().map_err(|e| Error::driver("zeroing device memory", e))
+    }
+
     pub fn read(&self, mem: &DeviceMem, at: usize, out: &mut [u8]) -> Result<()> {
         if out.is_empty() {
             return Ok(());

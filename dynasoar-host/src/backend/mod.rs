@@ -338,6 +338,19 @@ impl Executor {
         }
     }
 
+    /// Zero a whole buffer shared with device code (waits for queued kernels first).
+    pub fn zero<T: Plain>(&self, buf: &Buffer<T>) -> Result<()> {
+        self.synchronize()?;
+        match &buf.mem {
+            BufMem::Cuda(m) => self.cuda()?.zero_shared(m),
+            BufMem::Host(m) => {
+                // SAFETY: the buffer's own bytes, and no kernel runs (synchronised above).
+                unsafe { std::ptr::write_bytes(m.addr() as usize as *mut u8, 0, m.as_slice().len()) };
+                Ok(())
+            }
+        }
+    }
+
     /// Copy `len` elements of `buf` from element `offset` to the host (waits for queued kernels).
     pub fn read<T: Plain>(&self, buf: &Buffer<T>, offset: usize, len: usize) -> Result<Vec<T>> {
         self.check_range(buf, offset, len)?;

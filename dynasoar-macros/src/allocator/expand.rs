@@ -91,6 +91,7 @@ pub fn expand(a: &Allocator) -> TokenStream {
                 parent: if #consts::PARENTS[#i] == u8::MAX { None } else { Some(#consts::PARENTS[#i]) },
                 is_abstract: <#c as #p::Class>::ABSTRACT,
                 size: ::core::mem::size_of::<#c>(),
+                align: ::core::mem::align_of::<#c>(),
                 subtree: <#c as #p::Registered>::SUBTREE,
             }
         }

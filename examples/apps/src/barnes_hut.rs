@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use dynasoar::ClassSpec;
-use dynasoar::host::{Buffer, Executor, ExecutorOptions, Grid, Runtime};
+use dynasoar::host::{Buffer, Executor, Grid, Runtime};
 use dynasoar::math::Vec2;
 use dynasoar::prelude::Handle;
 use dynasoar_models::barnes_hut::{
@@ -25,7 +25,7 @@ use dynasoar_models::barnes_hut::{
 };
 
 use crate::render::{Canvas, Recorder, heat};
-use crate::{Implementation, MODELS_PTX, progress};
+use crate::{Implementation, RunOptions, progress};
 
 /// Threads per block of the baselines' kernels.
 const THREADS: u32 = 256;
@@ -459,15 +459,11 @@ fn out_of_heap(e: dynasoar::host::Error, heap_bytes: u64) -> anyhow::Error {
 impl DslSim {
     /// Create the bodies and the first tree; returns the simulation and the device time of the
     /// setup.
-    pub fn new(options: ExecutorOptions, cfg: &Config) -> anyhow::Result<(Self, Duration)> {
+    pub fn new(options: impl Into<RunOptions>, cfg: &Config) -> anyhow::Result<(Self, Duration)> {
+        let options: RunOptions = options.into();
         cfg.validate()?;
         let heap_bytes = cfg.heap_bytes();
-        let rt = Runtime::<BarnesHutHeap>::builder(MODELS_PTX)
-            .executor_options(options)
-            .heap_bytes(heap_bytes)
-            .deferred_checks(true)
-            .profile(true)
-            .build()?;
+        let rt = options.runtime::<BarnesHutHeap>(heap_bytes).deferred_checks(true).profile(true).build()?;
         let exec = rt.executor();
         let table = exec.alloc_zeroed::<Handle<TreeNode>>(1)?;
         let ((), t_root) = exec.time(|| {
@@ -703,9 +699,10 @@ pub struct SoaSim {
 }
 
 impl SoaSim {
-    pub fn new(options: ExecutorOptions, cfg: &Config) -> anyhow::Result<Self> {
+    pub fn new(options: impl Into<RunOptions>, cfg: &Config) -> anyhow::Result<Self> {
+        let options: RunOptions = options.into();
         cfg.validate()?;
-        let exec = Executor::new(MODELS_PTX, options)?;
+        let exec = options.executor()?;
         let init = initial_bodies(cfg);
         let cap = cfg.node_capacity() as usize;
         let pos = exec.upload(&init.iter().map(|b| b.0).collect::<Vec<_>>())?;
@@ -846,9 +843,10 @@ pub struct AosSim {
 }
 
 impl AosSim {
-    pub fn new(options: ExecutorOptions, cfg: &Config) -> anyhow::Result<Self> {
+    pub fn new(options: impl Into<RunOptions>, cfg: &Config) -> anyhow::Result<Self> {
+        let options: RunOptions = options.into();
         cfg.validate()?;
-        let exec = Executor::new(MODELS_PTX, options)?;
+        let exec = options.executor()?;
         let init: Vec<AosBody> = initial_bodies(cfg)
             .into_iter()
             .map(|(pos, vel, mass)| AosBody { pos, vel, force: Vec2::ZERO, mass, _pad: 0.0 })
@@ -933,9 +931,10 @@ impl Simulation for AosSim {
 /// Create `implementation` of `cfg`; returns it and the device time of its setup.
 pub fn simulation(
     implementation: Implementation,
-    options: ExecutorOptions,
+    options: impl Into<RunOptions>,
     cfg: &Config,
 ) -> anyhow::Result<(Box<dyn Simulation>, Duration)> {
+    let options: RunOptions = options.into();
     Ok(match implementation {
         Implementation::Dynasoar => {
             let (s, t) = DslSim::new(options, cfg)?;
@@ -952,14 +951,16 @@ pub fn simulation(
 /// Run `implementation` of `cfg` on the backend of `options`; the final tree is checked.
 pub fn run(
     implementation: Implementation,
-    options: ExecutorOptions,
+    options: impl Into<RunOptions>,
     cfg: &Config,
     recorder: &mut Recorder,
     show_progress: bool,
 ) -> anyhow::Result<Outcome> {
+    let options: RunOptions = options.into();
+    let label = options.label(implementation);
     let (sim, setup) = simulation(implementation, options, cfg)
-        .with_context(|| format!("setting up the {} version", implementation.name()))?;
-    let bar = progress::steps(cfg.steps as u64, implementation.name(), show_progress);
+        .with_context(|| format!("setting up the {label} version"))?;
+    let bar = progress::steps(cfg.steps as u64, label, show_progress);
     let mut total = Duration::ZERO;
     let mut enumeration = Duration::ZERO;
     if recorder.wants(0, cfg.steps) {

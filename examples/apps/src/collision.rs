@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use dynasoar::host::{Executor, ExecutorOptions, Grid, Runtime};
+use dynasoar::host::{Grid, Runtime};
 use dynasoar::math::Vec2;
 use dynasoar_models::collision::{
     AosBodies, AosBody, COLLISION_AOS_DELETE_MERGED, COLLISION_AOS_FORCE, COLLISION_AOS_INITIALIZE_MERGE,
@@ -13,7 +13,7 @@ use dynasoar_models::collision::{
 };
 
 use crate::render::{Canvas, Recorder, heat};
-use crate::{Implementation, MODELS_PTX, progress};
+use crate::{Implementation, RunOptions, progress};
 
 /// Threads per block of the baselines' kernels.
 const BASELINE_THREADS: u32 = 128;
@@ -137,13 +137,14 @@ impl Outcome {
 /// Run `implementation` of `cfg` on the backend of `options`.
 pub fn run(
     implementation: Implementation,
-    options: ExecutorOptions,
+    options: impl Into<RunOptions>,
     cfg: &Config,
     recorder: &mut Recorder,
     show_progress: bool,
 ) -> anyhow::Result<Outcome> {
+    let options: RunOptions = options.into();
     cfg.validate()?;
-    let bar = progress::steps(cfg.steps as u64, implementation.name(), show_progress);
+    let bar = progress::steps(cfg.steps as u64, options.label(implementation), show_progress);
     let outcome = match implementation {
         Implementation::Dynasoar => run_dynasoar(options, cfg, recorder, &bar),
         Implementation::Soa => run_soa(options, cfg, recorder, &bar),
@@ -174,17 +175,13 @@ fn draw(bodies: &[BodyState], width: u32) -> Canvas {
 }
 
 fn run_dynasoar(
-    options: ExecutorOptions,
+    options: RunOptions,
     cfg: &Config,
     recorder: &mut Recorder,
     bar: &indicatif::ProgressBar,
 ) -> anyhow::Result<Outcome> {
-    let rt = Runtime::<CollisionHeap>::builder(MODELS_PTX)
-        .executor_options(options)
-        .heap_bytes(cfg.dsl_heap_bytes())
-        .deferred_checks(true)
-        .profile(true)
-        .build()?;
+    let rt =
+        options.runtime::<CollisionHeap>(cfg.dsl_heap_bytes()).deferred_checks(true).profile(true).build()?;
     let exec = rt.executor();
     let state = |rt: &Runtime<CollisionHeap>| -> anyhow::Result<Vec<BodyState>> {
         let mut v: Vec<BodyState> = rt
@@ -223,12 +220,12 @@ fn run_dynasoar(
 }
 
 fn run_soa(
-    options: ExecutorOptions,
+    options: RunOptions,
     cfg: &Config,
     recorder: &mut Recorder,
     bar: &indicatif::ProgressBar,
 ) -> anyhow::Result<Outcome> {
-    let exec = Executor::new(MODELS_PTX, options)?;
+    let exec = options.executor()?;
     let n = cfg.bodies as usize;
     let init = cfg.initial_bodies();
     let pos = exec.upload(&init.iter().map(|b| b.0).collect::<Vec<_>>())?;
@@ -284,12 +281,12 @@ fn run_soa(
 }
 
 fn run_aos(
-    options: ExecutorOptions,
+    options: RunOptions,
     cfg: &Config,
     recorder: &mut Recorder,
     bar: &indicatif::ProgressBar,
 ) -> anyhow::Result<Outcome> {
-    let exec = Executor::new(MODELS_PTX, options)?;
+    let exec = options.executor()?;
     let init: Vec<AosBody> = cfg
         .initial_bodies()
         .into_iter()

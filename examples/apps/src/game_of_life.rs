@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use anyhow::{Context, bail, ensure};
 use dynasoar::Handle;
-use dynasoar::host::{Buffer, Executor, ExecutorOptions, Grid, Runtime};
+use dynasoar::host::{Buffer, Grid};
 use dynasoar::rand::Rng;
 use dynasoar_models::game_of_life::{
     Agent, Alive, AosCell, AosLife, Candidate, GolHeap, LIFE_AOS_STEP, LIFE_SOA_STEP, SoaLife, World, config,
@@ -19,7 +19,7 @@ use dynasoar_models::game_of_life::{
 };
 
 use crate::render::{Canvas, Recorder};
-use crate::{Implementation, MODELS_PTX, progress};
+use crate::{Implementation, RunOptions, progress};
 
 // ----------------------------------------------------------------------------------------
 // Patterns.
@@ -582,12 +582,13 @@ impl Outcome {
 /// Run `implementation` of `cfg` on the backend of `options`.
 pub fn run(
     implementation: Implementation,
-    options: ExecutorOptions,
+    options: impl Into<RunOptions>,
     cfg: &Config,
     recorder: &mut Recorder,
     show_progress: bool,
 ) -> anyhow::Result<Outcome> {
-    let bar = progress::steps(cfg.steps as u64, implementation.name(), show_progress);
+    let options: RunOptions = options.into();
+    let bar = progress::steps(cfg.steps as u64, options.label(implementation), show_progress);
     let outcome = match implementation {
         Implementation::Dynasoar => run_dynasoar(options, cfg, recorder, &bar),
         Implementation::Soa => run_soa(options, cfg, recorder, &bar),
@@ -666,19 +667,14 @@ fn heap_hint(e: dynasoar::host::Error, heap_bytes: u64) -> anyhow::Error {
 }
 
 fn run_dynasoar(
-    options: ExecutorOptions,
+    options: RunOptions,
     cfg: &Config,
     recorder: &mut Recorder,
     bar: &indicatif::ProgressBar,
 ) -> anyhow::Result<Outcome> {
     let p = &cfg.pattern;
     let heap_bytes = cfg.heap_bytes.unwrap_or_else(|| default_heap_bytes(p));
-    let rt = Runtime::<GolHeap>::builder(MODELS_PTX)
-        .executor_options(options)
-        .heap_bytes(heap_bytes)
-        .deferred_checks(true)
-        .profile(true)
-        .build()?;
+    let rt = options.runtime::<GolHeap>(heap_bytes).deferred_checks(true).profile(true).build()?;
     let exec = rt.executor();
     let cells = exec.alloc_zeroed::<Handle<Agent>>(p.cells())?;
     let world = World { cells: cells.ptr(), width: p.width, height: p.height };
@@ -804,13 +800,13 @@ fn dense(p: &Pattern) -> Vec<u8> {
 }
 
 fn run_soa(
-    options: ExecutorOptions,
+    options: RunOptions,
     cfg: &Config,
     recorder: &mut Recorder,
     bar: &indicatif::ProgressBar,
 ) -> anyhow::Result<Outcome> {
     let p = &cfg.pattern;
-    let exec = Executor::new(MODELS_PTX, options)?;
+    let exec = options.executor()?;
     let mut current = exec.upload(&dense(p))?;
     let mut next = exec.alloc_zeroed::<u8>(p.cells())?;
     let grid = cell_grid(p.cells());
@@ -854,13 +850,13 @@ fn live_cells(alive: impl Iterator<Item = bool>) -> Vec<u32> {
 }
 
 fn run_aos(
-    options: ExecutorOptions,
+    options: RunOptions,
     cfg: &Config,
     recorder: &mut Recorder,
     bar: &indicatif::ProgressBar,
 ) -> anyhow::Result<Outcome> {
     let p = &cfg.pattern;
-    let exec = Executor::new(MODELS_PTX, options)?;
+    let exec = options.executor()?;
     let init: Vec<AosCell> = dense(p).into_iter().map(|s| AosCell { state: [s, 0] }).collect();
     let cells = exec.upload(&init)?;
     drop(init);

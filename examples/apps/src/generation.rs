@@ -13,7 +13,7 @@ use std::time::Duration;
 use anyhow::{Context, ensure};
 use dynasoar::ClassSpec;
 use dynasoar::Handle;
-use dynasoar::host::{Buffer, Executor, ExecutorOptions, Grid, Runtime};
+use dynasoar::host::{Buffer, Executor, Grid, Runtime};
 use dynasoar_models::generation::{
     ALIVE, Agent, Alive, AosCell, AosGeneration, Candidate, DEAD, GENERATION_AOS_STEP, GENERATION_SOA_STEP,
     GenerationHeap, Rule, SoaGeneration, World, action, config, for_each_neighbor, is_alive_handle,
@@ -22,7 +22,7 @@ use dynasoar_models::generation::{
 
 pub use crate::game_of_life::{Pattern, parse_size};
 use crate::render::{Canvas, Recorder, heat};
-use crate::{Implementation, MODELS_PTX, progress};
+use crate::{Implementation, RunOptions, progress};
 
 /// Threads per block of the baselines' kernels.
 const THREADS: u32 = 256;
@@ -348,16 +348,12 @@ pub struct DslSim {
 
 impl DslSim {
     /// Load the pattern; returns the simulation and the device time of loading it.
-    pub fn new(options: ExecutorOptions, cfg: &Config) -> anyhow::Result<(Self, Duration)> {
+    pub fn new(options: impl Into<RunOptions>, cfg: &Config) -> anyhow::Result<(Self, Duration)> {
+        let options: RunOptions = options.into();
         cfg.validate()?;
         let p = &cfg.pattern;
         let heap_bytes = cfg.heap_bytes();
-        let rt = Runtime::<GenerationHeap>::builder(MODELS_PTX)
-            .executor_options(options)
-            .heap_bytes(heap_bytes)
-            .deferred_checks(true)
-            .profile(true)
-            .build()?;
+        let rt = options.runtime::<GenerationHeap>(heap_bytes).deferred_checks(true).profile(true).build()?;
         let exec = rt.executor();
         let grid = exec.alloc_zeroed::<Handle<Agent>>(p.cells())?;
         let world = World {
@@ -430,13 +426,12 @@ impl DslSim {
             grid_candidates.len(),
             candidate_cells.len()
         );
-        let snapshot = self.rt.heap().snapshot(self.rt.executor())?;
-        snapshot.check().map_err(|e| anyhow::anyhow!("heap inconsistent: {e}"))?;
-        let live: HashSet<u64> = [Alive::TYPE_ID, Candidate::TYPE_ID]
-            .iter()
-            .flat_map(|&class| snapshot.live_objects(class))
-            .map(|h| h.0)
-            .collect();
+        if let Some(heap) = self.rt.heap() {
+            heap.snapshot(self.rt.executor())?
+                .check()
+                .map_err(|e| anyhow::anyhow!("heap inconsistent: {e}"))?;
+        }
+        let live: HashSet<u64> = self.rt.handles::<Agent>()?.iter().map(|h| h.raw().0).collect();
         let in_grid: HashSet<u64> = grid.iter().filter(|e| !e.is_null()).map(|e| e.raw().0).collect();
         ensure!(live == in_grid, "live objects and grid entries differ (leak or dangling handle)");
         for &c in &alive_cells {
@@ -537,10 +532,11 @@ pub struct SoaSim {
 
 impl SoaSim {
     /// Load the pattern; returns the simulation and the (zero) device time of the setup.
-    pub fn new(options: ExecutorOptions, cfg: &Config) -> anyhow::Result<(Self, Duration)> {
+    pub fn new(options: impl Into<RunOptions>, cfg: &Config) -> anyhow::Result<(Self, Duration)> {
+        let options: RunOptions = options.into();
         cfg.validate()?;
         let p = &cfg.pattern;
-        let exec = Executor::new(MODELS_PTX, options)?;
+        let exec = options.executor()?;
         let states = [exec.upload(&initial_states(p))?, exec.alloc_zeroed::<u16>(p.cells())?];
         let grid = Grid::for_elements(p.cells(), THREADS);
         let sim = SoaSim {
@@ -597,10 +593,11 @@ pub struct AosSim {
 
 impl AosSim {
     /// Load the pattern; returns the simulation and the (zero) device time of the setup.
-    pub fn new(options: ExecutorOptions, cfg: &Config) -> anyhow::Result<(Self, Duration)> {
+    pub fn new(options: impl Into<RunOptions>, cfg: &Config) -> anyhow::Result<(Self, Duration)> {
+        let options: RunOptions = options.into();
         cfg.validate()?;
         let p = &cfg.pattern;
-        let exec = Executor::new(MODELS_PTX, options)?;
+        let exec = options.executor()?;
         let init: Vec<AosCell> =
             initial_states(p).into_iter().map(|s| AosCell { state: [s, DEAD] }).collect();
         let cells = exec.upload(&init)?;
@@ -652,9 +649,10 @@ impl Simulation for AosSim {
 /// Create `implementation` of `cfg`; returns it and the device time of the setup.
 pub fn simulation(
     implementation: Implementation,
-    options: ExecutorOptions,
+    options: impl Into<RunOptions>,
     cfg: &Config,
 ) -> anyhow::Result<(Box<dyn Simulation>, Duration)> {
+    let options: RunOptions = options.into();
     Ok(match implementation {
         Implementation::Dynasoar => {
             let (s, t) = DslSim::new(options, cfg)?;
@@ -677,14 +675,16 @@ pub fn simulation(
 /// Run `implementation` of `cfg` on the backend of `options`.
 pub fn run(
     implementation: Implementation,
-    options: ExecutorOptions,
+    options: impl Into<RunOptions>,
     cfg: &Config,
     recorder: &mut Recorder,
     show_progress: bool,
 ) -> anyhow::Result<Outcome> {
+    let options: RunOptions = options.into();
+    let label = options.label(implementation);
     let (sim, setup) = simulation(implementation, options, cfg)
-        .with_context(|| format!("setting up the {} version", implementation.name()))?;
-    let bar = progress::steps(cfg.steps as u64, implementation.name(), show_progress);
+        .with_context(|| format!("setting up the {label} version"))?;
+    let bar = progress::steps(cfg.steps as u64, label, show_progress);
     let (w, h) = (cfg.pattern.width, cfg.pattern.height);
     let dying_states = cfg.rule.dying_states;
     let render = |step: u32, states: &[u16], recorder: &mut Recorder| {

@@ -18,10 +18,19 @@ pub mod sugarscape;
 pub mod traffic;
 pub mod wator;
 
-use dynasoar::host::{Backend, Executor, ExecutorOptions, Result};
+use dynasoar::AllocatorSpec;
+use dynasoar::host::{
+    Backend, Executor, ExecutorOptions, ModelPtx, ObjectStore, Result, Runtime, RuntimeBuilder,
+};
 
-/// The models crate compiled to PTX by this crate's build script.
+/// The models crate compiled to PTX by this crate's build script (for DynaSOAr's heap).
 pub const MODELS_PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/models.ptx"));
+
+/// The models' AOS build, for general-purpose allocators.
+pub const MODELS_AOS_PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/models-aos.ptx"));
+
+/// Both builds, for runtimes on any object store.
+pub const MODELS: ModelPtx = ModelPtx::with_aos(MODELS_PTX, MODELS_AOS_PTX);
 
 /// Options every app takes.
 #[derive(Clone, Debug, clap::Args)]
@@ -32,9 +41,25 @@ pub struct CommonArgs {
     /// Threads of the CPU backend (default: all cores).
     #[arg(long)]
     pub cpu_threads: Option<usize>,
+    /// Where the DSL version keeps its objects: `dynasoar` (the library's SOA heap) or a
+    /// general-purpose allocator in AOS layout: cuda, atomic, aw, bitmap, scatter, halloc,
+    /// xmalloc, fdg, circular, circular-fused, circular-multi, circular-fused-multi, buddy,
+    /// ouro-s-p, ouro-va-p, ouro-vl-p, ouro-s-c, ouro-va-c, ouro-vl-c, kma, bulk.
+    #[arg(long, default_value = "dynasoar", env = "DYNASOAR_ALLOCATOR")]
+    pub allocator: ObjectStore,
 }
 
 impl CommonArgs {
+    /// What to call `implementation` in reports (the allocator's name for the DSL version).
+    pub fn label(&self, implementation: Implementation) -> &'static str {
+        self.run_options().label(implementation)
+    }
+
+    /// Backend and object store for the app's drivers.
+    pub fn run_options(&self) -> RunOptions {
+        RunOptions { exec: self.executor_options(), store: self.allocator }
+    }
+
     /// Executor options for the requested backend.
     pub fn executor_options(&self) -> ExecutorOptions {
         ExecutorOptions { backend: self.backend, cpu_threads: self.cpu_threads, ..Default::default() }
@@ -43,6 +68,49 @@ impl CommonArgs {
     /// An executor for the models' PTX on the requested backend.
     pub fn executor(&self) -> Result<Executor> {
         Executor::new(MODELS_PTX, self.executor_options())
+    }
+}
+
+/// Where and how an app's implementations run: the backend, and the object store of the DSL
+/// version.
+#[derive(Clone, Debug, Default)]
+pub struct RunOptions {
+    pub exec: ExecutorOptions,
+    pub store: ObjectStore,
+}
+
+impl From<ExecutorOptions> for RunOptions {
+    fn from(exec: ExecutorOptions) -> Self {
+        RunOptions { exec, store: ObjectStore::Dynasoar }
+    }
+}
+
+impl RunOptions {
+    /// A runtime builder for the DSL version, on this backend and store, for a problem that
+    /// fits a DynaSOAr heap of `heap_bytes`. General-purpose allocators get twice that plus
+    /// 32 MiB (their size classes, headers and metadata take more), and their object tables
+    /// hold as many objects of each class as `heap_bytes` would.
+    pub fn runtime<A: AllocatorSpec>(&self, heap_bytes: u64) -> RuntimeBuilder<A> {
+        let builder = Runtime::<A>::builder(MODELS).executor_options(self.exec.clone()).store(self.store);
+        match self.store {
+            ObjectStore::Dynasoar => builder.heap_bytes(heap_bytes),
+            ObjectStore::Malloc(_) => {
+                builder.heap_bytes(2 * heap_bytes + (32 << 20)).aos_capacity_for_heap(heap_bytes)
+            }
+        }
+    }
+
+    /// An executor for the baselines.
+    pub fn executor(&self) -> Result<Executor> {
+        Executor::new(MODELS_PTX, self.exec.clone())
+    }
+
+    /// What to call `implementation` in reports: the store's name for the DSL version.
+    pub fn label(&self, implementation: Implementation) -> &'static str {
+        match implementation {
+            Implementation::Dynasoar => self.store.name(),
+            other => other.name(),
+        }
     }
 }
 

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use dynasoar::host::{Executor, ExecutorOptions, Grid, Runtime};
+use dynasoar::host::{Grid, Runtime};
 use dynasoar::math::Vec2;
 use dynasoar_models::nbody::{
     AosBodies, AosBody, Body, NBODY_AOS_FORCE, NBODY_AOS_UPDATE, NBODY_SOA_FORCE, NBODY_SOA_UPDATE,
@@ -10,7 +10,7 @@ use dynasoar_models::nbody::{
 };
 
 use crate::render::{Canvas, Recorder, heat};
-use crate::{Implementation, MODELS_PTX, progress};
+use crate::{Implementation, RunOptions, progress};
 
 /// What to simulate.
 #[derive(Clone, Copy, Debug)]
@@ -72,12 +72,13 @@ impl Outcome {
 /// Run `implementation` of `cfg` on the backend of `options`.
 pub fn run(
     implementation: Implementation,
-    options: ExecutorOptions,
+    options: impl Into<RunOptions>,
     cfg: &Config,
     recorder: &mut Recorder,
     show_progress: bool,
 ) -> anyhow::Result<Outcome> {
-    let bar = progress::steps(cfg.steps as u64, implementation.name(), show_progress);
+    let options: RunOptions = options.into();
+    let bar = progress::steps(cfg.steps as u64, options.label(implementation), show_progress);
     let outcome = match implementation {
         Implementation::Dynasoar => run_dynasoar(options, cfg, recorder, &bar),
         Implementation::Soa => run_soa(options, cfg, recorder, &bar),
@@ -99,19 +100,14 @@ fn draw(bodies: &[BodyState], width: u32) -> Canvas {
 }
 
 fn run_dynasoar(
-    options: ExecutorOptions,
+    options: RunOptions,
     cfg: &Config,
     recorder: &mut Recorder,
     bar: &indicatif::ProgressBar,
 ) -> anyhow::Result<Outcome> {
     // 32-byte bodies, 64 per block: room for every body twice over, plus metadata.
     let heap_bytes = cfg.bodies as u64 * 32 * 2 + (8 << 20);
-    let rt = Runtime::<NbodyHeap>::builder(MODELS_PTX)
-        .executor_options(options)
-        .heap_bytes(heap_bytes)
-        .deferred_checks(true)
-        .profile(true)
-        .build()?;
+    let rt = options.runtime::<NbodyHeap>(heap_bytes).deferred_checks(true).profile(true).build()?;
     let exec = rt.executor();
     let state = |rt: &Runtime<NbodyHeap>| -> anyhow::Result<Vec<BodyState>> {
         let mut v: Vec<BodyState> = rt
@@ -148,12 +144,12 @@ fn initial_bodies(cfg: &Config) -> Vec<(Vec2, Vec2, f32)> {
 }
 
 fn run_soa(
-    options: ExecutorOptions,
+    options: RunOptions,
     cfg: &Config,
     recorder: &mut Recorder,
     bar: &indicatif::ProgressBar,
 ) -> anyhow::Result<Outcome> {
-    let exec = Executor::new(MODELS_PTX, options)?;
+    let exec = options.executor()?;
     let init = initial_bodies(cfg);
     let pos = exec.upload(&init.iter().map(|b| b.0).collect::<Vec<_>>())?;
     let vel = exec.upload(&init.iter().map(|b| b.1).collect::<Vec<_>>())?;
@@ -191,12 +187,12 @@ fn run_soa(
 }
 
 fn run_aos(
-    options: ExecutorOptions,
+    options: RunOptions,
     cfg: &Config,
     recorder: &mut Recorder,
     bar: &indicatif::ProgressBar,
 ) -> anyhow::Result<Outcome> {
-    let exec = Executor::new(MODELS_PTX, options)?;
+    let exec = options.executor()?;
     let init: Vec<AosBody> = initial_bodies(cfg)
         .into_iter()
         .map(|(pos, vel, mass)| AosBody { pos, vel, force: Vec2::ZERO, mass, _pad: 0.0 })

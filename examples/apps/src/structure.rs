@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use dynasoar::ClassSpec;
-use dynasoar::host::{Buffer, Executor, ExecutorOptions, Grid, Runtime};
+use dynasoar::host::{Buffer, Executor, Grid, Runtime};
 use dynasoar::math::Vec2;
 use dynasoar::prelude::Handle;
 use dynasoar::rand::Rng;
@@ -27,7 +27,7 @@ use dynasoar_models::structure::{
 };
 
 use crate::render::{Canvas, Recorder, heat};
-use crate::{Implementation, MODELS_PTX, progress};
+use crate::{Implementation, RunOptions, progress};
 
 /// Springs per node, at most.
 pub const MAX_DEGREE: usize = config::MAX_DEGREE;
@@ -464,15 +464,15 @@ fn out_of_heap(e: dynasoar::host::Error, heap_bytes: u64) -> anyhow::Error {
 
 impl DslSim {
     /// Create the mesh's objects; returns the simulation and the device time of the setup.
-    pub fn new(options: ExecutorOptions, cfg: &Config, mesh: &Mesh) -> anyhow::Result<(Self, Duration)> {
+    pub fn new(
+        options: impl Into<RunOptions>,
+        cfg: &Config,
+        mesh: &Mesh,
+    ) -> anyhow::Result<(Self, Duration)> {
+        let options: RunOptions = options.into();
         cfg.validate()?;
         let heap_bytes = cfg.heap_bytes();
-        let rt = Runtime::<StructureHeap>::builder(MODELS_PTX)
-            .executor_options(options)
-            .heap_bytes(heap_bytes)
-            .deferred_checks(true)
-            .profile(true)
-            .build()?;
+        let rt = options.runtime::<StructureHeap>(heap_bytes).deferred_checks(true).profile(true).build()?;
         let exec = rt.executor();
         let (plain, pull_end) = (mesh.plain, mesh.pull_end);
         let nodes = exec.upload(&mesh.nodes)?;
@@ -648,9 +648,14 @@ struct SoaBuffers {
 
 impl SoaSim {
     /// Copy the mesh into arrays; returns the simulation and the device time of the setup.
-    pub fn new(options: ExecutorOptions, cfg: &Config, mesh: &Mesh) -> anyhow::Result<(Self, Duration)> {
+    pub fn new(
+        options: impl Into<RunOptions>,
+        cfg: &Config,
+        mesh: &Mesh,
+    ) -> anyhow::Result<(Self, Duration)> {
+        let options: RunOptions = options.into();
         cfg.validate()?;
-        let exec = Executor::new(MODELS_PTX, options)?;
+        let exec = options.executor()?;
         let n = mesh.nodes.len();
         let ns = &mesh.nodes;
         let ss = &mesh.springs;
@@ -795,9 +800,14 @@ pub struct AosSim {
 
 impl AosSim {
     /// Copy the mesh into arrays; returns the simulation and the device time of the setup.
-    pub fn new(options: ExecutorOptions, cfg: &Config, mesh: &Mesh) -> anyhow::Result<(Self, Duration)> {
+    pub fn new(
+        options: impl Into<RunOptions>,
+        cfg: &Config,
+        mesh: &Mesh,
+    ) -> anyhow::Result<(Self, Duration)> {
+        let options: RunOptions = options.into();
         cfg.validate()?;
-        let exec = Executor::new(MODELS_PTX, options)?;
+        let exec = options.executor()?;
         let nodes: Vec<AosNode> = mesh
             .nodes
             .iter()
@@ -919,10 +929,11 @@ impl Simulation for AosSim {
 /// Set up `implementation` of `mesh`; returns it and the device time of the setup.
 pub fn simulation(
     implementation: Implementation,
-    options: ExecutorOptions,
+    options: impl Into<RunOptions>,
     cfg: &Config,
     mesh: &Mesh,
 ) -> anyhow::Result<(Box<dyn Simulation>, Duration)> {
+    let options: RunOptions = options.into();
     Ok(match implementation {
         Implementation::Dynasoar => {
             let (s, t) = DslSim::new(options, cfg, mesh)?;
@@ -980,16 +991,18 @@ impl Outcome {
 /// Run `implementation` of `cfg` on the backend of `options`.
 pub fn run(
     implementation: Implementation,
-    options: ExecutorOptions,
+    options: impl Into<RunOptions>,
     cfg: &Config,
     recorder: &mut Recorder,
     show_progress: bool,
 ) -> anyhow::Result<Outcome> {
+    let options: RunOptions = options.into();
     let mesh = generate(cfg)?;
+    let label = options.label(implementation);
     let (sim, setup) = simulation(implementation, options, cfg, &mesh)
-        .with_context(|| format!("setting up the {} version", implementation.name()))?;
+        .with_context(|| format!("setting up the {label} version"))?;
     drop(mesh);
-    let bar = progress::steps(cfg.steps as u64, implementation.name(), show_progress);
+    let bar = progress::steps(cfg.steps as u64, label, show_progress);
     let mut total = Duration::ZERO;
     let mut enumeration = Duration::ZERO;
     let first = sim.state()?;

@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 use anyhow::Context;
-use dynasoar::host::{Buffer, Executor, ExecutorOptions, Grid, Runtime};
+use dynasoar::host::{Buffer, Executor, Grid, Runtime};
 use dynasoar::prelude::{DevPtr, Handle, Kernel, Plain};
 use dynasoar::rand::Rng;
 use dynasoar::{ClassSpec, ParallelMethod};
@@ -23,7 +23,7 @@ use dynasoar_models::sugarscape::{
 };
 
 use crate::render::{Canvas, Recorder};
-use crate::{Implementation, MODELS_PTX, progress};
+use crate::{Implementation, RunOptions, progress};
 
 /// Threads per block of the baselines' kernels.
 const THREADS: u32 = 256;
@@ -328,15 +328,11 @@ pub struct DslSim {
 
 impl DslSim {
     /// Create the grid; returns it and the device time of the setup.
-    pub fn new(options: ExecutorOptions, cfg: &Config) -> anyhow::Result<(Self, Duration)> {
+    pub fn new(options: impl Into<RunOptions>, cfg: &Config) -> anyhow::Result<(Self, Duration)> {
+        let options: RunOptions = options.into();
         cfg.validate()?;
         let heap_bytes = cfg.heap_bytes();
-        let rt = Runtime::<SugarscapeHeap>::builder(MODELS_PTX)
-            .executor_options(options)
-            .heap_bytes(heap_bytes)
-            .deferred_checks(true)
-            .profile(true)
-            .build()?;
+        let rt = options.runtime::<SugarscapeHeap>(heap_bytes).deferred_checks(true).profile(true).build()?;
         let params = cfg.params();
         let table = rt.executor().alloc_zeroed(cfg.cells() as usize)?;
         let landscape = Landscape { cells: table.ptr(), params };
@@ -548,9 +544,10 @@ struct SoaBuffers {
 
 impl SoaSim {
     /// Create the grid; returns it and the device time of the setup.
-    pub fn new(options: ExecutorOptions, cfg: &Config) -> anyhow::Result<(Self, Duration)> {
+    pub fn new(options: impl Into<RunOptions>, cfg: &Config) -> anyhow::Result<(Self, Duration)> {
+        let options: RunOptions = options.into();
         cfg.validate()?;
-        let exec = Executor::new(MODELS_PTX, options)?;
+        let exec = options.executor()?;
         let n = cfg.cells() as usize;
         let b = SoaBuffers {
             sugar: exec.alloc_zeroed(n)?,
@@ -662,9 +659,10 @@ pub struct AosSim {
 
 impl AosSim {
     /// Create the grid; returns it and the device time of the setup.
-    pub fn new(options: ExecutorOptions, cfg: &Config) -> anyhow::Result<(Self, Duration)> {
+    pub fn new(options: impl Into<RunOptions>, cfg: &Config) -> anyhow::Result<(Self, Duration)> {
+        let options: RunOptions = options.into();
         cfg.validate()?;
-        let exec = Executor::new(MODELS_PTX, options)?;
+        let exec = options.executor()?;
         let n = cfg.cells() as usize;
         let cells = exec.alloc_zeroed::<AosCell>(n)?;
         let scape = AosScape { cells: cells.ptr(), params: cfg.params() };
@@ -718,9 +716,10 @@ impl Simulation for AosSim {
 /// Create `implementation` of `cfg`; returns it and the device time of the setup.
 pub fn simulation(
     implementation: Implementation,
-    options: ExecutorOptions,
+    options: impl Into<RunOptions>,
     cfg: &Config,
 ) -> anyhow::Result<(Box<dyn Simulation>, Duration)> {
+    let options: RunOptions = options.into();
     Ok(match implementation {
         Implementation::Dynasoar => {
             let (s, t) = DslSim::new(options, cfg)?;
@@ -743,14 +742,16 @@ pub fn simulation(
 /// Run `implementation` of `cfg` on the backend of `options`.
 pub fn run(
     implementation: Implementation,
-    options: ExecutorOptions,
+    options: impl Into<RunOptions>,
     cfg: &Config,
     recorder: &mut Recorder,
     show_progress: bool,
 ) -> anyhow::Result<Outcome> {
+    let options: RunOptions = options.into();
+    let label = options.label(implementation);
     let (sim, setup) = simulation(implementation, options, cfg)
-        .with_context(|| format!("setting up the {} version", implementation.name()))?;
-    let bar = progress::steps(cfg.steps as u64, implementation.name(), show_progress);
+        .with_context(|| format!("setting up the {label} version"))?;
+    let bar = progress::steps(cfg.steps as u64, label, show_progress);
     let (w, h) = (cfg.width, cfg.height);
     let capacity = cfg.sugar_capacity;
     let mut total = Duration::ZERO;

@@ -11,7 +11,7 @@ use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
 use anyhow::{Context, ensure};
-use dynasoar::host::{Buffer, Executor, ExecutorOptions, Grid, Runtime};
+use dynasoar::host::{Buffer, Executor, Grid, Runtime};
 use dynasoar::prelude::{DevPtr, Plain};
 use dynasoar::rand::Rng;
 use dynasoar::{ClassSpec, Handle};
@@ -25,7 +25,7 @@ use dynasoar_models::traffic::{
 };
 
 use crate::render::{Canvas, Recorder, heat};
-use crate::{Implementation, MODELS_PTX, progress};
+use crate::{Implementation, RunOptions, progress};
 
 /// Threads per block of the baselines' kernels.
 const THREADS: u32 = 256;
@@ -476,15 +476,15 @@ fn out_of_heap(e: dynasoar::host::Error, heap_bytes: u64) -> anyhow::Error {
 
 impl DslSim {
     /// Create the network's objects; returns the simulation and the device time of the setup.
-    pub fn new(options: ExecutorOptions, cfg: &Config, net: &Network) -> anyhow::Result<(Self, Duration)> {
+    pub fn new(
+        options: impl Into<RunOptions>,
+        cfg: &Config,
+        net: &Network,
+    ) -> anyhow::Result<(Self, Duration)> {
+        let options: RunOptions = options.into();
         cfg.validate()?;
         let heap_bytes = cfg.heap_bytes.unwrap_or_else(|| Config::default_heap_bytes(net));
-        let rt = Runtime::<TrafficHeap>::builder(MODELS_PTX)
-            .executor_options(options)
-            .heap_bytes(heap_bytes)
-            .deferred_checks(true)
-            .profile(true)
-            .build()?;
+        let rt = options.runtime::<TrafficHeap>(heap_bytes).deferred_checks(true).profile(true).build()?;
         let exec = rt.executor();
         let counters = exec.alloc_zeroed::<u64>(2)?;
         let handles = exec.alloc_zeroed::<Handle<Cell>>(net.num_cells() as usize)?;
@@ -586,9 +586,10 @@ impl DslSim {
                 light.cells[..light.num_cells as usize].iter().filter(|&&c| limits[c as usize] > 0).count();
             ensure!(green <= 1, "light {i} shows green on {green} streets");
         }
-        let snapshot = rt.heap().snapshot(rt.executor())?;
-        snapshot.check().map_err(|e| anyhow::anyhow!("heap inconsistent: {e}"))?;
-        let live: HashSet<u64> = snapshot.live_objects(Car::TYPE_ID).iter().map(|h| h.0).collect();
+        if let Some(heap) = rt.heap() {
+            heap.snapshot(rt.executor())?.check().map_err(|e| anyhow::anyhow!("heap inconsistent: {e}"))?;
+        }
+        let live: HashSet<u64> = rt.handles::<Car>()?.iter().map(|h| h.raw().0).collect();
         let on_cells: HashSet<u64> = car_cell.keys().copied().collect();
         ensure!(live == on_cells, "live car objects and cars on cells differ (leak or dangling handle)");
         let cars = rt.collect::<Car>()?;
@@ -691,9 +692,14 @@ impl Keep {
 
 impl SoaSim {
     /// Upload the network; returns the simulation and the device time of the setup (none).
-    pub fn new(options: ExecutorOptions, cfg: &Config, net: &Network) -> anyhow::Result<(Self, Duration)> {
+    pub fn new(
+        options: impl Into<RunOptions>,
+        cfg: &Config,
+        net: &Network,
+    ) -> anyhow::Result<(Self, Duration)> {
+        let options: RunOptions = options.into();
         cfg.validate()?;
-        let exec = Executor::new(MODELS_PTX, options)?;
+        let exec = options.executor()?;
         let n = net.num_cells() as usize;
         let counters = exec.alloc_zeroed::<u64>(2)?;
         let mut keep = Keep::default();
@@ -786,9 +792,14 @@ pub struct AosSim {
 
 impl AosSim {
     /// Upload the network; returns the simulation and the device time of the setup (none).
-    pub fn new(options: ExecutorOptions, cfg: &Config, net: &Network) -> anyhow::Result<(Self, Duration)> {
+    pub fn new(
+        options: impl Into<RunOptions>,
+        cfg: &Config,
+        net: &Network,
+    ) -> anyhow::Result<(Self, Duration)> {
+        let options: RunOptions = options.into();
         cfg.validate()?;
-        let exec = Executor::new(MODELS_PTX, options)?;
+        let exec = options.executor()?;
         let n = net.num_cells() as usize;
         let counters = exec.alloc_zeroed::<u64>(2)?;
         let cells: Vec<AosCell> = (0..n)
@@ -877,10 +888,11 @@ impl Simulation for AosSim {
 /// Create `implementation` of `cfg` on `net`; returns it and the device time of the setup.
 pub fn simulation(
     implementation: Implementation,
-    options: ExecutorOptions,
+    options: impl Into<RunOptions>,
     cfg: &Config,
     net: &Network,
 ) -> anyhow::Result<(Box<dyn Simulation>, Duration)> {
+    let options: RunOptions = options.into();
     Ok(match implementation {
         Implementation::Dynasoar => {
             let (s, t) = DslSim::new(options, cfg, net)?;
@@ -1050,15 +1062,17 @@ impl<'a> Reference<'a> {
 /// `options`.
 pub fn run_on(
     implementation: Implementation,
-    options: ExecutorOptions,
+    options: impl Into<RunOptions>,
     cfg: &Config,
     net: &Network,
     recorder: &mut Recorder,
     show_progress: bool,
 ) -> anyhow::Result<Outcome> {
+    let options: RunOptions = options.into();
+    let label = options.label(implementation);
     let (sim, setup) = simulation(implementation, options, cfg, net)
-        .with_context(|| format!("setting up the {} version", implementation.name()))?;
-    let bar = progress::steps(cfg.steps as u64, implementation.name(), show_progress);
+        .with_context(|| format!("setting up the {label} version"))?;
+    let bar = progress::steps(cfg.steps as u64, label, show_progress);
     let background = if recorder.enabled() { Some(draw_network(net, recorder.width())) } else { None };
     let render = |step: u32, cars: &[CarState], recorder: &mut Recorder| -> anyhow::Result<()> {
         match &background {
@@ -1103,11 +1117,12 @@ pub fn run_on(
 /// Generate the network of `cfg` and run `implementation` on it.
 pub fn run(
     implementation: Implementation,
-    options: ExecutorOptions,
+    options: impl Into<RunOptions>,
     cfg: &Config,
     recorder: &mut Recorder,
     show_progress: bool,
 ) -> anyhow::Result<Outcome> {
+    let options: RunOptions = options.into();
     let net = Network::generate(cfg)?;
     run_on(implementation, options, cfg, &net, recorder, show_progress)
 }

@@ -53,7 +53,7 @@ fn main() -> std::process::ExitCode {
 fn report(args: &Args, implementation: Implementation, backend: &str, o: &Outcome) -> Report {
     Report::new("collision")
         .field("backend", backend)
-        .field("allocator", implementation.name())
+        .field("allocator", args.common.label(implementation))
         .field("size", args.bodies)
         .field("iters", args.steps)
         .field("total_us", o.total.as_micros())
@@ -75,7 +75,7 @@ fn run_app(args: Args) -> anyhow::Result<()> {
     let physics = Physics { dt: args.dt, merge_threshold: args.merge_threshold, ..Physics::default() };
     let cfg = Config { bodies: args.bodies, steps: args.steps, seed: args.seed, physics, heap_bytes };
     cfg.validate()?;
-    let options = args.common.executor_options();
+    let options = args.common.run_options();
     let backend = args.common.executor()?.kind().name();
     let implementations = if args.compare {
         vec![Implementation::Soa, Implementation::Aos, Implementation::Dynasoar]
@@ -104,7 +104,7 @@ fn run_app(args: Args) -> anyhow::Result<()> {
         for (i, o) in &results {
             println!(
                 "{:<10} {:>12.1} {:>12.1} {:>10} {:>13.2}x",
-                i.name(),
+                args.common.label(*i),
                 o.total.as_secs_f64() * 1e3,
                 o.enumeration.as_secs_f64() * 1e3,
                 o.bodies.len(),

@@ -60,10 +60,10 @@ fn main() -> std::process::ExitCode {
     exit_on_error(run_app(Args::parse()))
 }
 
-fn report(cfg: &Config, implementation: Implementation, backend: &str, o: &Outcome) -> Report {
+fn report(cfg: &Config, label: &str, backend: &str, o: &Outcome) -> Report {
     let mut r = Report::new("game-of-life")
         .field("backend", backend)
-        .field("allocator", implementation.name())
+        .field("allocator", label)
         .field("size", cfg.pattern.size())
         .field("iters", cfg.steps)
         .field("total_us", o.total.as_micros())
@@ -111,7 +111,7 @@ fn run_app(args: Args) -> anyhow::Result<()> {
         verify: args.check,
         ..Config::new(pattern)
     };
-    let options = args.common.executor_options();
+    let options = args.common.run_options();
     let backend = args.common.executor()?.kind().name();
     let implementations = if args.compare {
         vec![Implementation::Soa, Implementation::Aos, Implementation::Dynasoar]
@@ -139,7 +139,7 @@ fn run_app(args: Args) -> anyhow::Result<()> {
             anyhow::ensure!(
                 o.live == soa.live,
                 "{} and soa disagree after {} steps: {} vs {} alive cells",
-                i.name(),
+                args.common.label(*i),
                 cfg.steps,
                 o.live.len(),
                 soa.live.len()
@@ -156,7 +156,7 @@ fn run_app(args: Args) -> anyhow::Result<()> {
             anyhow::ensure!(
                 o.live == reference.live(),
                 "{} disagrees with the host reference after {} steps: {} vs {} alive cells",
-                i.name(),
+                args.common.label(*i),
                 cfg.steps,
                 o.live.len(),
                 reference.live().len()
@@ -174,14 +174,15 @@ fn run_app(args: Args) -> anyhow::Result<()> {
         for (i, o) in &results {
             println!(
                 "{:<10} {:>12.1} {:>12.1} {:>13.2}x",
-                i.name(),
+                args.common.label(*i),
                 o.total.as_secs_f64() * 1e3,
                 o.enumeration.as_secs_f64() * 1e3,
                 o.total.as_secs_f64() / soa
             );
         }
     }
-    let mut lines: Vec<Report> = results.iter().map(|(i, o)| report(&cfg, *i, backend, o)).collect();
+    let mut lines: Vec<Report> =
+        results.iter().map(|(i, o)| report(&cfg, args.common.label(*i), backend, o)).collect();
     if args.compare {
         let t = |k: usize| results[k].1.total.as_micros();
         let last = lines.pop().unwrap().field("soa_us", t(0)).field("aos_us", t(1)).field(

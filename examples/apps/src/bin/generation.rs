@@ -69,10 +69,10 @@ fn main() -> std::process::ExitCode {
     exit_on_error(run_app(Args::parse()))
 }
 
-fn report(cfg: &Config, implementation: Implementation, backend: &str, o: &Outcome) -> Report {
+fn report(cfg: &Config, label: &str, backend: &str, o: &Outcome) -> Report {
     let mut r = Report::new("generation")
         .field("backend", backend)
-        .field("allocator", implementation.name())
+        .field("allocator", label)
         .field("size", cfg.pattern.size())
         .field("iters", cfg.steps)
         .field("total_us", o.total.as_micros())
@@ -105,7 +105,7 @@ fn run_app(args: Args) -> anyhow::Result<()> {
     let pattern = pattern_from_spec(&args.pattern, size, args.seed)?;
     let cfg = Config { steps: args.steps, rule, heap_bytes, ..Config::new(pattern) };
     cfg.validate()?;
-    let options = args.common.executor_options();
+    let options = args.common.run_options();
     let backend = args.common.executor()?.kind().name();
     let implementations = if args.compare {
         vec![Implementation::Soa, Implementation::Aos, Implementation::Dynasoar]
@@ -133,7 +133,7 @@ fn run_app(args: Args) -> anyhow::Result<()> {
             anyhow::ensure!(
                 o.states == soa.states,
                 "{} and soa disagree after {} steps: {} vs {} alive cells",
-                i.name(),
+                args.common.label(*i),
                 cfg.steps,
                 o.alive(),
                 soa.alive()
@@ -151,7 +151,7 @@ fn run_app(args: Args) -> anyhow::Result<()> {
             anyhow::ensure!(
                 o.states == reference.states(),
                 "{} disagrees with the host reference after {} steps (fingerprints {:016x} vs {expected:016x})",
-                i.name(),
+                args.common.label(*i),
                 cfg.steps,
                 o.fingerprint()
             );
@@ -179,7 +179,7 @@ fn run_app(args: Args) -> anyhow::Result<()> {
         for (i, o) in &results {
             println!(
                 "{:<10} {:>12.1} {:>12.1} {:>10} {:>10} {:>9}",
-                i.name(),
+                args.common.label(*i),
                 o.total.as_secs_f64() * 1e3,
                 o.enumeration.as_secs_f64() * 1e3,
                 o.alive(),
@@ -188,7 +188,8 @@ fn run_app(args: Args) -> anyhow::Result<()> {
             );
         }
     }
-    let mut lines: Vec<Report> = results.iter().map(|(i, o)| report(&cfg, *i, backend, o)).collect();
+    let mut lines: Vec<Report> =
+        results.iter().map(|(i, o)| report(&cfg, args.common.label(*i), backend, o)).collect();
     if args.compare {
         let t = |k: usize| results[k].1.total.as_micros();
         let (dsl, soa) = (results[2].1.total.as_secs_f64(), results[0].1.total.as_secs_f64());

@@ -43,7 +43,7 @@ fn report(args: &Args, implementation: Implementation, backend: &str, o: &Outcom
     let (px, py) = o.momentum();
     Report::new("nbody")
         .field("backend", backend)
-        .field("allocator", implementation.name())
+        .field("allocator", args.common.label(implementation))
         .field("size", args.bodies)
         .field("iters", args.steps)
         .field("total_us", o.total.as_micros())
@@ -56,7 +56,7 @@ fn report(args: &Args, implementation: Implementation, backend: &str, o: &Outcom
 fn run_app(args: Args) -> anyhow::Result<()> {
     anyhow::ensure!(args.bodies > 0, "--bodies must be at least 1");
     let cfg = Config { bodies: args.bodies, steps: args.steps, seed: args.seed, ..Config::default() };
-    let options = args.common.executor_options();
+    let options = args.common.run_options();
     let backend = args.common.executor()?.kind().name();
     let implementations = if args.compare {
         vec![Implementation::Soa, Implementation::Aos, Implementation::Dynasoar]
@@ -84,7 +84,7 @@ fn run_app(args: Args) -> anyhow::Result<()> {
         for (i, o) in &results {
             println!(
                 "{:<10} {:>12.1} {:>12.1} {:>13.2}x",
-                i.name(),
+                args.common.label(*i),
                 o.total.as_secs_f64() * 1e3,
                 o.enumeration.as_secs_f64() * 1e3,
                 o.total.as_secs_f64() / soa

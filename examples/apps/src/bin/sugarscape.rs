@@ -86,11 +86,11 @@ fn main() -> std::process::ExitCode {
     exit_on_error(run_app(Args::parse()))
 }
 
-fn report(cfg: &Config, implementation: Implementation, backend: &str, o: &Outcome) -> Report {
+fn report(cfg: &Config, label: &str, backend: &str, o: &Outcome) -> Report {
     let census = o.census();
     let mut r = Report::new("sugarscape")
         .field("backend", backend)
-        .field("allocator", implementation.name())
+        .field("allocator", label)
         .field("size", cfg.size())
         .field("iters", cfg.steps)
         .field("total_us", o.total.as_micros())
@@ -133,7 +133,7 @@ fn run_app(args: Args) -> anyhow::Result<()> {
         heap_bytes,
     };
     cfg.validate()?;
-    let options = args.common.executor_options();
+    let options = args.common.run_options();
     let backend = args.common.executor()?.kind().name();
     let implementations = if args.compare {
         vec![Implementation::Soa, Implementation::Aos, Implementation::Dynasoar]
@@ -165,7 +165,7 @@ fn run_app(args: Args) -> anyhow::Result<()> {
         for (i, o) in &results {
             println!(
                 "{:<10} {:>12.1} {:>12.1} {:>10} {:>10} {:>18} {:>9}",
-                i.name(),
+                args.common.label(*i),
                 o.total.as_secs_f64() * 1e3,
                 o.enumeration.as_secs_f64() * 1e3,
                 o.males(),
@@ -179,7 +179,8 @@ fn run_app(args: Args) -> anyhow::Result<()> {
             eprintln!("warning: the implementations computed different simulations (fingerprints differ)");
         }
     }
-    let mut lines: Vec<Report> = results.iter().map(|(i, o)| report(&cfg, *i, backend, o)).collect();
+    let mut lines: Vec<Report> =
+        results.iter().map(|(i, o)| report(&cfg, args.common.label(*i), backend, o)).collect();
     if args.compare {
         let t = |k: usize| results[k].1.total.as_micros();
         let (dsl, soa) = (results[2].1.total.as_secs_f64(), results[0].1.total.as_secs_f64());

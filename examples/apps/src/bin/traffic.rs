@@ -68,10 +68,10 @@ fn main() -> std::process::ExitCode {
     exit_on_error(run_app(Args::parse()))
 }
 
-fn report(cfg: &Config, cells: u32, implementation: Implementation, backend: &str, o: &Outcome) -> Report {
+fn report(cfg: &Config, cells: u32, label: &str, backend: &str, o: &Outcome) -> Report {
     let mut r = Report::new("traffic")
         .field("backend", backend)
-        .field("allocator", implementation.name())
+        .field("allocator", label)
         .field("size", cfg.intersections)
         .field("cells", cells)
         .field("iters", cfg.steps)
@@ -109,7 +109,7 @@ fn run_app(args: Args) -> anyhow::Result<()> {
         heap_bytes,
     };
     cfg.validate()?;
-    let options = args.common.executor_options();
+    let options = args.common.run_options();
     let backend = args.common.executor()?.kind().name();
     let net = Network::generate(&cfg)?;
     eprintln!(
@@ -159,7 +159,7 @@ fn run_app(args: Args) -> anyhow::Result<()> {
         for (i, o) in &results {
             println!(
                 "{:<10} {:>12.1} {:>12.1} {:>10} {:>10} {:>10} {:>18} {:>9}",
-                i.name(),
+                args.common.label(*i),
                 o.total.as_secs_f64() * 1e3,
                 o.enumeration.as_secs_f64() * 1e3,
                 o.cars.len(),
@@ -175,7 +175,8 @@ fn run_app(args: Args) -> anyhow::Result<()> {
         }
     }
     let cells = net.num_cells();
-    let mut lines: Vec<Report> = results.iter().map(|(i, o)| report(&cfg, cells, *i, backend, o)).collect();
+    let mut lines: Vec<Report> =
+        results.iter().map(|(i, o)| report(&cfg, cells, args.common.label(*i), backend, o)).collect();
     if args.compare {
         let t = |k: usize| results[k].1.total.as_micros();
         let (dsl, soa) = (results[2].1.total.as_secs_f64(), results[0].1.total.as_secs_f64());
