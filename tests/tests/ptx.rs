@@ -4,27 +4,55 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use dynasoar_examples::MODELS_PTX;
+use dynasoar_examples::{MODELS_AOS_PTX, MODELS_PTX};
+
+/// Both builds of the models: for DynaSOAr's heap, and for AOS stores.
+const BUILDS: [(&str, &str); 2] = [("models", MODELS_PTX), ("models-aos", MODELS_AOS_PTX)];
 
 #[test]
 fn ptx_has_the_expected_entry_points() {
-    for entry in ["histogram", "trap_at"] {
-        assert!(MODELS_PTX.contains(&format!(".entry {entry}(")), "missing entry {entry}");
+    for (name, ptx) in BUILDS {
+        for entry in ["histogram", "trap_at", "dynasoar_aos_mark", "dynasoar_malloc_storm"] {
+            assert!(ptx.contains(&format!(".entry {entry}(")), "{name}: missing entry {entry}");
+        }
     }
+}
+
+#[test]
+fn each_build_makes_objects_in_its_own_store_only() {
+    // `make_new` is resolved at compile time: the AOS build calls the general allocators'
+    // dispatcher and never DynaSOAr's allocator, the SOA build the other way round.
+    let constructor = |ptx: &str| {
+        let start =
+            ptx.find(".entry dynasoar_new__DemoAlloc__Foo__create(").expect("the API example's constructor");
+        let end = ptx[start..].find("\n}\n").map_or(ptx.len(), |e| start + e);
+        ptx[start..end].to_string()
+    };
+    let (soa, aos) = (constructor(MODELS_PTX), constructor(MODELS_AOS_PTX));
+    assert!(!soa.contains("AnyMalloc6malloc") && aos.contains("AnyMalloc6malloc"));
+    // DynaSOAr's allocation claims free blocks with `atom.global.add` on the free count and
+    // reserves slots with a 64-bit `or`; AOS stores only append to tables with adds.
+    assert!(soa.contains("atom.relaxed.gpu.or.b64") && !aos.contains("atom.relaxed.gpu.or.b64"));
 }
 
 #[test]
 fn every_atomic_and_fence_is_gpu_scoped() {
     // DESIGN.md section 4: `.sys` scope (what Rust's own atomics give on nvptx) is never wanted.
-    for (n, line) in MODELS_PTX.lines().enumerate() {
-        let code = line.split("//").next().unwrap_or("").trim();
-        let is_memory_op =
-            ["atom.", "red.", "fence.", "membar", "ld.", "st."].iter().any(|p| code.starts_with(p));
-        if is_memory_op {
-            assert!(!code.contains(".sys"), "line {}: system-scoped operation `{code}`", n + 1);
-        }
-        if code.starts_with("atom.") || code.starts_with("fence.") {
-            assert!(code.contains(".gpu"), "line {}: atomic or fence without .gpu scope: `{code}`", n + 1);
+    for (name, ptx) in BUILDS {
+        for (n, line) in ptx.lines().enumerate() {
+            let code = line.split("//").next().unwrap_or("").trim();
+            let is_memory_op =
+                ["atom.", "red.", "fence.", "membar", "ld.", "st."].iter().any(|p| code.starts_with(p));
+            if is_memory_op {
+                assert!(!code.contains(".sys"), "{name} line {}: system-scoped operation `{code}`", n + 1);
+            }
+            if code.starts_with("atom.") || code.starts_with("fence.") {
+                assert!(
+                    code.contains(".gpu"),
+                    "{name} line {}: atomic or fence without .gpu scope: `{code}`",
+                    n + 1
+                );
+            }
         }
     }
 }
@@ -55,22 +83,24 @@ fn ptxas_assembles_the_models_for_sm75_and_sm90() {
     };
     let dir = std::env::temp_dir().join(format!("dynasoar-ptxas-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let ptx = dir.join("models.ptx");
-    std::fs::write(&ptx, MODELS_PTX).unwrap();
-    for arch in ["sm_75", "sm_90"] {
-        let out = Command::new(&ptxas)
-            .arg(format!("-arch={arch}"))
-            .arg("-v")
-            .arg(&ptx)
-            .arg("-o")
-            .arg(dir.join(format!("models-{arch}.cubin")))
-            .output()
-            .expect("ptxas runs");
-        let log = String::from_utf8_lossy(&out.stderr);
-        assert!(out.status.success(), "ptxas -arch={arch} failed:\n{log}");
-        let kernels = log.matches("Compiling entry function").count();
-        assert!(kernels >= 2, "ptxas -arch={arch} compiled {kernels} entry points:\n{log}");
-        println!("ptxas -arch={arch}: {kernels} entry points assembled");
+    for (name, source) in BUILDS {
+        let ptx = dir.join(format!("{name}.ptx"));
+        std::fs::write(&ptx, source).unwrap();
+        for arch in ["sm_75", "sm_90"] {
+            let out = Command::new(&ptxas)
+                .arg(format!("-arch={arch}"))
+                .arg("-v")
+                .arg(&ptx)
+                .arg("-o")
+                .arg(dir.join(format!("{name}-{arch}.cubin")))
+                .output()
+                .expect("ptxas runs");
+            let log = String::from_utf8_lossy(&out.stderr);
+            assert!(out.status.success(), "{name}: ptxas -arch={arch} failed:\n{log}");
+            let kernels = log.matches("Compiling entry function").count();
+            assert!(kernels >= 2, "{name}: ptxas -arch={arch} compiled {kernels} entry points:\n{log}");
+            println!("{name}: ptxas -arch={arch}: {kernels} entry points assembled");
+        }
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
