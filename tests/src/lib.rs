@@ -76,3 +76,15 @@ pub fn gpu_runtime_on<A: dynasoar::AllocatorSpec>(
             .unwrap_or_else(|e| panic!("{test}: a GPU runtime on {store}: {e}")),
     )
 }
+
+/// The general-purpose allocators to run the AOS store tests on: all of them, or those named in
+/// `DYNASOAR_STORES` (comma-separated allocator names, to check one allocator quickly).
+pub fn general_stores() -> Vec<ObjectStore> {
+    match std::env::var("DYNASOAR_STORES") {
+        Ok(names) => names
+            .split(',')
+            .map(|name| name.trim().parse().unwrap_or_else(|e| panic!("DYNASOAR_STORES: {e}")))
+            .collect(),
+        Err(_) => ObjectStore::all().filter(|s| matches!(s, ObjectStore::Malloc(_))).collect(),
+    }
+}

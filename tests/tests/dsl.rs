@@ -7,7 +7,7 @@ use dynasoar::host::{Error, ObjectStore, Runtime};
 use dynasoar::malloc::MallocKind;
 use dynasoar_models::api_demo::{Bar, DemoAlloc, Foo};
 use dynasoar_models::semantics::{Animal, Cat, Dog, Registry, Tables, Zoo};
-use dynasoar_tests::{cpu_runtime, cpu_runtime_on, gpu_runtime, gpu_runtime_on};
+use dynasoar_tests::{cpu_runtime, cpu_runtime_on, general_stores, gpu_runtime, gpu_runtime_on};
 
 fn zoo_semantics(rt: &Runtime<Zoo>) {
     rt.parallel_new(Registry::create, 1).unwrap();
@@ -192,8 +192,7 @@ fn device_array_index_out_of_bounds_is_a_kernel_error() {
 /// the same semantics, and the API example's exact results.
 #[test]
 fn dsl_semantics_on_every_allocator_on_cpu() {
-    for &kind in MallocKind::ALL {
-        let store = ObjectStore::Malloc(kind);
+    for store in general_stores() {
         zoo_semantics(&cpu_runtime_on::<Zoo>(store, 16 << 20));
         let (foos, bars) = api_demo(&cpu_runtime_on::<DemoAlloc>(store, 16 << 20), 2000);
         check_api_demo(&foos, &bars, 2000);
@@ -202,8 +201,7 @@ fn dsl_semantics_on_every_allocator_on_cpu() {
 
 #[test]
 fn dsl_semantics_on_every_allocator_on_gpu() {
-    for &kind in MallocKind::ALL {
-        let store = ObjectStore::Malloc(kind);
+    for store in general_stores() {
         let Some(rt) = gpu_runtime_on::<Zoo>("dsl_semantics_on_every_allocator_on_gpu", store, 64 << 20)
         else {
             return;

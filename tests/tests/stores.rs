@@ -4,7 +4,6 @@
 //! object order), on the CPU here and on the GPU in the bundle.
 
 use dynasoar::host::{Backend, ExecutorOptions, ObjectStore};
-use dynasoar::malloc::MallocKind;
 use dynasoar::math::Vec2;
 use dynasoar_examples::render::{Recorder, RenderArgs};
 use dynasoar_examples::{Implementation, RunOptions};
@@ -12,7 +11,7 @@ use dynasoar_examples::{
     barnes_hut, collision, game_of_life, generation, nbody, structure, sugarscape, traffic, wator,
 };
 use dynasoar_models::generation::Rule;
-use dynasoar_tests::gpu_executor;
+use dynasoar_tests::{general_stores, gpu_executor};
 
 fn exec(backend: Backend) -> ExecutorOptions {
     ExecutorOptions { backend, cpu_threads: Some(4), quiet: true, ..Default::default() }
@@ -27,14 +26,9 @@ fn recorder() -> Recorder {
     Recorder::new(&RenderArgs::default()).unwrap()
 }
 
-/// The stores to try: every general-purpose allocator.
-fn stores() -> impl Iterator<Item = ObjectStore> {
-    MallocKind::ALL.iter().map(|&k| ObjectStore::Malloc(k))
-}
-
 /// Run `check(store)` for every store, naming the store in a failure.
 fn for_every_store(backend: Backend, check: impl Fn(RunOptions)) {
-    for store in stores() {
+    for store in general_stores() {
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| check(on(backend, store))));
         if let Err(e) = result {
             let msg = e

@@ -18,10 +18,10 @@ pub fn check_allocations(
         if addr % align != 0 {
             return Err(format!("{addr:#x} ({size} bytes) is not aligned to {align} bytes"));
         }
-        if let Some((start, end)) = bounds {
-            if addr < start || addr + size > end {
-                return Err(format!("{addr:#x} ({size} bytes) is outside the pool {start:#x}..{end:#x}"));
-            }
+        if let Some((start, end)) = bounds
+            && (addr < start || addr + size > end)
+        {
+            return Err(format!("{addr:#x} ({size} bytes) is outside the pool {start:#x}..{end:#x}"));
         }
     }
     live.sort_unstable();

@@ -8,7 +8,7 @@ use std::sync::Mutex;
 
 use super::check::check_allocations;
 use super::kernels::storm_pattern;
-use super::{AnyMalloc, DeviceMalloc, FreeSupport, HEADER_BYTES, MallocKind, Region, RegionHeader};
+use super::{AnyMalloc, DeviceMalloc, FreeSupport, MallocKind, Region, RegionHeader};
 use crate::arch::{LaunchCoords, with_launch_coords};
 use crate::rand::Rng;
 

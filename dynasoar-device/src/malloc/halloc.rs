@@ -1,3 +1,0 @@
-//! PLACEHOLDER (not implemented yet): every request fails. Replaced by the real allocator.
-
-super::placeholder!(Halloc, Halloc);
