@@ -376,8 +376,8 @@ impl PtrSet {
     }
 
     fn contains(&self, key: u64) -> bool {
-        let mut i = Self::home(key);
-        for _ in 0..=self.mask {
+        let home = Self::home(key);
+        for i in home..=home + self.mask {
             let k = self.slot(i).load();
             if k == key {
                 return true;
@@ -385,7 +385,6 @@ impl PtrSet {
             if k == 0 {
                 return false;
             }
-            i += 1;
         }
         false
     }
