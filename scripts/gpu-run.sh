@@ -2,11 +2,13 @@
 # Runner of the GPU bundle (copied to gpu-bundle/run.sh by scripts/gpu-bundle.sh). Runs on a
 # machine with CUDA and no Rust toolchain.
 #
-#     bash gpu-bundle/run.sh [all|tests|bench|apps]
+#     bash gpu-bundle/run.sh [all|tests|bench|apps|allocbench]
 #
 # tests: every test binary (GPU tests required) and the app checks; bench: sanitizer,
-# microbenchmarks; apps: the apps at their default sizes with their baselines. Each part fits
-# one device call (10 minutes); `all` runs them in turn.
+# microbenchmarks; apps: the apps at their default sizes with their baselines; allocbench:
+# `dynasoar-bench` (synthetic tests, register counts, paper Figures 10-12; about 5 minutes,
+# BENCH_FULL=1 for the papers' sizes), results under $OUT/bench. Each part fits one device
+# call (10 minutes); `all` runs them in turn.
 set -uo pipefail
 MODE=${1:-all}
 SRC=$(cd "$(dirname "$0")" && pwd)
@@ -55,10 +57,12 @@ if want tests; then
 fi
 
 # 2. Further steps live in run.d/NN-name.sh: below 50 they belong to `bench`, from 50 on to
-# `apps`.
+# `apps`; NN-allocbench.sh belongs to `allocbench` (its own device call: it takes minutes).
 for extra in "$HERE"/run.d/*.sh; do
   n=$(basename "$extra" | cut -c1-2)
-  if { [[ $n < 50 ]] && want bench; } || { [[ ! $n < 50 ]] && want apps; }; then
+  if [[ $extra == *-allocbench.sh ]]; then
+    want allocbench && source "$extra"
+  elif { [[ $n < 50 ]] && want bench; } || { [[ ! $n < 50 ]] && want apps; }; then
     source "$extra"
   fi
 done

@@ -44,6 +44,7 @@ use placeholder;
 
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod check;
+pub mod bench;
 pub mod kernels;
 mod region;
 

@@ -1,0 +1,387 @@
+//! `dynasoar-bench`: the allocator benchmark suite (issue 8).
+//!
+//! - `synthetic`: the survey's synthetic tests (`002_...` section 4) on every allocator;
+//! - `registers`: registers of every allocator's malloc and free (`ptxas -v`);
+//! - `apps`: the DynaSOAr paper's Figures 10-12 (every app on every allocator).
+//!
+//! Every measurement is one JSON line on stdout; a table follows at the end; CSV, JSON and SVG
+//! files per test go to `--out`. See `bench/README.md`.
+
+mod apps;
+mod plot;
+mod record;
+mod registers;
+mod synthetic;
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::{Args, Parser, Subcommand};
+use dynasoar::host::{Backend, BackendKind, Executor, ExecutorOptions};
+use dynasoar::malloc::MallocKind;
+use dynasoar_examples::MODELS_PTX;
+use indicatif::{ProgressBar, ProgressStyle};
+
+use synthetic::{Bench, Config, Test};
+
+#[derive(Parser, Debug)]
+#[command(name = "dynasoar-bench", version, about = "Benchmarks of the general-purpose GPU allocators")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// The survey's synthetic tests: allocation, mixed sizes, scaling, fragmentation, out of
+    /// memory, writes, work generation.
+    Synthetic(SyntheticArgs),
+    /// Registers (and stack) of every allocator's malloc and free, from `ptxas -v`.
+    Registers(RegistersArgs),
+    /// The DynaSOAr paper's Figures 10 (every app on every allocator, enumeration time
+    /// apart), 11 (largest problem size at a fixed heap) and 12 (Wa-Tor time per step).
+    Apps(AppsArgs),
+    /// One app run, in a child process of `apps` (so a hang can be killed): prints one JSON
+    /// line.
+    #[command(hide = true)]
+    Measure(MeasureArgs),
+}
+
+/// Backend options of the subcommands that run kernels.
+#[derive(Args, Debug, Clone)]
+struct BackendArgs {
+    /// Where to run: auto (the GPU if there is one), cuda, or cpu.
+    #[arg(long, default_value = "auto", env = "DYNASOAR_BACKEND")]
+    backend: Backend,
+    /// Threads of the CPU backend (default: all cores).
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
+    cpu_threads: Option<u16>,
+}
+
+impl BackendArgs {
+    fn options(&self, quiet: bool) -> ExecutorOptions {
+        ExecutorOptions {
+            backend: self.backend,
+            cpu_threads: self.cpu_threads.map(usize::from),
+            quiet,
+            ..Default::default()
+        }
+    }
+}
+
+#[derive(Args, Debug)]
+struct AppsArgs {
+    #[command(flatten)]
+    common: CommonArgs,
+    #[command(flatten)]
+    backend: BackendArgs,
+    /// Figures to produce, comma-separated: 10, 11, 12 (default: all).
+    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u32).range(10..=12))]
+    figures: Vec<u32>,
+    /// Apps of Figure 10, comma-separated (default: all).
+    #[arg(long, value_delimiter = ',', value_enum)]
+    apps: Vec<apps::App>,
+    /// Apps of Figure 11, comma-separated (default: wa-tor,structure).
+    #[arg(long, value_delimiter = ',', value_enum)]
+    fig11_apps: Vec<apps::App>,
+    /// Leave out DynaSOAr's own heap (it is measured by default, next to `--allocators`).
+    #[arg(long)]
+    no_dynasoar: bool,
+    /// Leave out the hand-written SOA baseline of Figure 10.
+    #[arg(long)]
+    no_baseline: bool,
+    /// CI-size runs on the CPU (seconds per run).
+    #[arg(long, conflicts_with = "full")]
+    quick: bool,
+    /// The paper's problem sizes and steps (hours on a GPU); default: a fraction of them.
+    #[arg(long)]
+    full: bool,
+    /// Steps of every run of Figures 10 and 12 (default: per app and scale, see README).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    steps: Option<u32>,
+    /// Heap of Figure 11 in MiB (default: 4 with --quick, else 1024).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=(1 << 20)))]
+    heap_mib: Option<u64>,
+    /// Most runs of the size search of Figure 11, per app and allocator.
+    #[arg(long, default_value_t = 12, value_parser = clap::value_parser!(u32).range(1..=64))]
+    fig11_probes: u32,
+    /// Figure 12 reports the mean step time of chunks of this many steps.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    chunk: u32,
+    /// Time limit of one run in seconds; a run past it is killed and reported as `timeout`.
+    #[arg(long, default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    timeout_s: u64,
+}
+
+#[derive(Args, Debug)]
+struct MeasureArgs {
+    #[command(flatten)]
+    backend: BackendArgs,
+    /// The job, as JSON.
+    #[arg(long)]
+    job: String,
+}
+
+/// Options shared by the subcommands.
+#[derive(Args, Debug)]
+struct CommonArgs {
+    /// Allocators to measure, comma-separated (default: all).
+    #[arg(long, value_delimiter = ',', value_parser = parse_allocator)]
+    allocators: Vec<MallocKind>,
+    /// Directory for the CSV, JSON and SVG files (created if missing).
+    #[arg(long, default_value = "bench-results")]
+    out: PathBuf,
+    /// No progress bars.
+    #[arg(long)]
+    quiet: bool,
+}
+
+impl CommonArgs {
+    fn kinds(&self) -> Vec<MallocKind> {
+        if self.allocators.is_empty() { MallocKind::ALL.to_vec() } else { self.allocators.clone() }
+    }
+
+    fn out_dir(&self) -> anyhow::Result<&Path> {
+        std::fs::create_dir_all(&self.out)
+            .with_context(|| format!("cannot create the output directory {}", self.out.display()))?;
+        Ok(&self.out)
+    }
+}
+
+#[derive(Args, Debug)]
+struct SyntheticArgs {
+    #[command(flatten)]
+    common: CommonArgs,
+    /// Where to run: auto (the GPU if there is one), cuda, or cpu.
+    #[arg(long, default_value = "auto", env = "DYNASOAR_BACKEND")]
+    backend: Backend,
+    /// Threads of the CPU backend (default: all cores).
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
+    cpu_threads: Option<u16>,
+    /// Tests to run, comma-separated (default: all).
+    #[arg(long, value_delimiter = ',', value_enum)]
+    tests: Vec<Test>,
+    /// CI-size runs: few threads, few sizes, small heaps (well under a minute on the CPU).
+    #[arg(long)]
+    quick: bool,
+    /// Timed runs per measurement, after one warm-up run; the median is reported.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    runs: Option<u32>,
+    /// Thread counts of the allocation and mixed-size tests, comma-separated (default:
+    /// 10000,100000).
+    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..=(1 << 26)))]
+    threads: Vec<u32>,
+    /// Largest thread count of the scaling and work-generation sweeps, as a power of two
+    /// (default 20).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(0..=26))]
+    max_threads_log2: Option<u32>,
+    /// Pool of each allocator in MiB (default: 8192 on the GPU, as the survey; 1024 on the CPU).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=(1 << 20)))]
+    heap_mib: Option<u64>,
+    /// Pool of the out-of-memory test in MiB (default 2048, as the survey).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=(1 << 20)))]
+    oom_heap_mib: Option<u64>,
+    /// Alloc/free rounds of the fragmentation test (default 100).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(0..=100_000))]
+    frag_rounds: Option<u32>,
+    /// Seed of the random sizes.
+    #[arg(long, default_value_t = 42)]
+    seed: u64,
+}
+
+#[derive(Args, Debug)]
+struct RegistersArgs {
+    #[command(flatten)]
+    common: CommonArgs,
+    /// GPU architecture for ptxas (sm_75 and newer).
+    #[arg(long, default_value = "sm_90")]
+    arch: String,
+}
+
+fn parse_allocator(name: &str) -> Result<MallocKind, String> {
+    MallocKind::from_name(name).ok_or_else(|| {
+        let names: Vec<&str> = MallocKind::ALL.iter().map(|k| k.name()).collect();
+        format!("unknown allocator `{name}`; choose from: {}", names.join(", "))
+    })
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match &cli.command {
+        Command::Synthetic(args) => run_synthetic(args),
+        Command::Registers(args) => run_registers(args),
+        Command::Apps(args) => run_apps(args),
+        Command::Measure(args) => run_measure(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Powers of two from `lo` to `hi`, every `step`-th.
+fn powers_of_two(lo: u32, hi: u32, step: usize) -> Vec<u32> {
+    (lo..=hi).step_by(step.max(1)).map(|e| 1u32 << e).collect()
+}
+
+fn config(args: &SyntheticArgs, gpu: bool) -> Config {
+    const MIB: u64 = 1 << 20;
+    let q = args.quick;
+    let max_log2 = args.max_threads_log2.unwrap_or(if q { 10 } else { 20 });
+    let default_threads = if q { vec![256, 1024] } else { vec![10_000, 100_000] };
+    Config {
+        sizes: if q { vec![16, 256, 4096] } else { powers_of_two(2, 13, 1) },
+        threads: if args.threads.is_empty() { default_threads } else { args.threads.clone() },
+        scaling_sizes: if q { vec![16, 512] } else { vec![16, 64, 512, 8192] },
+        thread_sweep: powers_of_two(0, max_log2, if q { 2 } else { 1 }),
+        frag_threads: if q { 1024 } else { 100_000 },
+        frag_rounds: args.frag_rounds.unwrap_or(if q { 4 } else { 100 }),
+        oom_threads: if q { 256 } else { 100_000 },
+        oom_heap_bytes: args.oom_heap_mib.unwrap_or(if q { 2 } else { 2048 }) * MIB,
+        write_sizes: if q { vec![16, 128] } else { vec![16, 32, 64, 128] },
+        write_threads: if q { 1024 } else { 1 << 17 },
+        workgen_ranges: if q { vec![64, 1024] } else { vec![64, 4096] },
+        heap_bytes: args.heap_mib.unwrap_or(match (q, gpu) {
+            (true, true) => 1024,
+            (true, false) => 32,
+            (false, true) => 8192,
+            (false, false) => 1024,
+        }) * MIB,
+        runs: args.runs.unwrap_or(if q { 2 } else { 5 }),
+        seed: args.seed,
+    }
+}
+
+fn progress(quiet: bool) -> ProgressBar {
+    if quiet || !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(0);
+    if let Ok(style) = ProgressStyle::with_template("{msg:>8} [{bar:40}] {pos}/{len} ({elapsed}, eta {eta})")
+    {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar
+}
+
+fn run_synthetic(args: &SyntheticArgs) -> anyhow::Result<()> {
+    let out = args.common.out_dir()?;
+    let options = ExecutorOptions {
+        backend: args.backend,
+        cpu_threads: args.cpu_threads.map(usize::from),
+        quiet: args.common.quiet,
+        ..Default::default()
+    };
+    let exec = Executor::new(MODELS_PTX, options).context("cannot start the backend")?;
+    let gpu = exec.kind() == BackendKind::Cuda;
+    let config = config(args, gpu);
+    let bench =
+        Bench { exec: &exec, backend: exec.kind().name(), warp: if gpu { 32 } else { 1 }, config: &config };
+    let tests = if args.tests.is_empty() { Test::ALL.to_vec() } else { args.tests.clone() };
+    eprintln!(
+        "dynasoar-bench: {} on {}",
+        tests.iter().map(|t| t.name()).collect::<Vec<_>>().join(","),
+        exec.description()
+    );
+    let bar = progress(args.common.quiet);
+    let records = synthetic::run(&bench, &tests, &args.common.kinds(), out, &bar)?;
+    bar.finish_and_clear();
+    let table = record::table(&records);
+    std::fs::write(out.join("summary.txt"), format!("{}\n{table}", exec.description()))
+        .with_context(|| format!("cannot write {}", out.join("summary.txt").display()))?;
+    println!("\n{table}");
+    eprintln!("dynasoar-bench: {} measurements; files in {}", records.len(), out.display());
+    Ok(())
+}
+
+fn run_registers(args: &RegistersArgs) -> anyhow::Result<()> {
+    let Some(ptxas) = registers::find_ptxas() else {
+        eprintln!(
+            "dynasoar-bench registers: skipped: no ptxas found (set DYNASOAR_PTXAS to a ptxas binary, \
+             e.g. from the `nvidia-cuda-nvcc` wheel, or put ptxas on the PATH)"
+        );
+        return Ok(());
+    };
+    let out = args.common.out_dir()?;
+    let kinds = args.common.kinds();
+    let entries = registers::probe_entries(&kinds);
+    let kernels = registers::ptxas_report(&ptxas, MODELS_PTX, &entries, &args.arch, out)?;
+    let records = registers::records(&kernels, &kinds, &args.arch);
+    for r in &records {
+        println!("{}", serde_json::to_string(r)?);
+    }
+    std::fs::write(out.join("registers.csv"), registers::csv(&records))?;
+    std::fs::write(out.join("registers.json"), serde_json::to_string_pretty(&records)?)?;
+    println!("\n{}", registers::table(&records));
+    Ok(())
+}
+
+fn run_apps(args: &AppsArgs) -> anyhow::Result<()> {
+    let out = args.common.out_dir()?;
+    let scale = match (args.quick, args.full) {
+        (true, _) => apps::Scale::Quick,
+        (false, true) => apps::Scale::Full,
+        (false, false) => apps::Scale::Gpu,
+    };
+    let mut stores: Vec<Option<&'static str>> = Vec::new();
+    if !args.no_baseline {
+        stores.push(None);
+    }
+    if !args.no_dynasoar {
+        stores.push(Some("dynasoar"));
+    }
+    stores.extend(args.common.kinds().into_iter().map(|k| Some(k.name())));
+    let plan = apps::Plan {
+        figures: if args.figures.is_empty() { vec![10, 11, 12] } else { args.figures.clone() },
+        apps: if args.apps.is_empty() { apps::App::ALL.to_vec() } else { args.apps.clone() },
+        stores,
+        scale,
+        steps: args.steps,
+        heap_bytes: args.heap_mib.unwrap_or(if args.quick { 4 } else { 1024 }) << 20,
+        fig11_apps: if args.fig11_apps.is_empty() {
+            vec![apps::App::Wator, apps::App::Structure]
+        } else {
+            args.fig11_apps.clone()
+        },
+        fig11_probes: args.fig11_probes,
+        chunk: args.chunk,
+    };
+    // Start the backend here once: a missing GPU fails now with one message, not once per run.
+    let exec = Executor::new(MODELS_PTX, args.backend.options(true)).context("cannot start the backend")?;
+    let backend = exec.kind();
+    let description = exec.description();
+    drop(exec);
+    // The children run on the backend found here (`auto` could differ if a GPU came and went).
+    let mut backend_args = vec!["--backend".to_string(), backend.name().to_string()];
+    if let Some(threads) = args.backend.cpu_threads {
+        backend_args.extend(["--cpu-threads".to_string(), threads.to_string()]);
+    }
+    let runner = apps::Runner {
+        backend_args,
+        backend: backend.name(),
+        timeout: std::time::Duration::from_secs(args.timeout_s),
+    };
+    eprintln!("dynasoar-bench apps: figures {:?} on {description}", plan.figures);
+    let bar = progress(args.common.quiet);
+    let records = apps::run(&runner, &plan, out, &bar)?;
+    bar.finish_and_clear();
+    let table = record::table(&records);
+    std::fs::write(out.join("apps-summary.txt"), format!("{description}\n{table}"))
+        .with_context(|| format!("cannot write {}", out.join("apps-summary.txt").display()))?;
+    println!("\n{table}");
+    eprintln!("dynasoar-bench apps: {} measurements; files in {}", records.len(), out.display());
+    Ok(())
+}
+
+fn run_measure(args: &MeasureArgs) -> anyhow::Result<()> {
+    let job: apps::Job =
+        serde_json::from_str(&args.job).context("--job is not a job of `dynasoar-bench apps`")?;
+    let measured = apps::run_job(&job, args.backend.options(true));
+    println!("{}", serde_json::to_string(&measured)?);
+    Ok(())
+}

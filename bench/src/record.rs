@@ -1,0 +1,299 @@
+//! One measurement, and how measurements are written: a JSON line each on stdout, CSV and JSON
+//! files per test, and the human table at the end.
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::Path;
+
+use anyhow::Context;
+use serde::Serialize;
+
+/// What became of one measurement.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// Every malloc succeeded; the times are valid.
+    Ok,
+    /// Some mallocs failed (see `failed`); times are left out, as they would compare unequal
+    /// work.
+    Oom,
+    /// Not run: the allocator cannot serve the request (see `note`).
+    Skipped,
+    /// Written memory did not read back (see `corrupt`): the allocator handed out overlapping
+    /// or foreign memory.
+    Corrupt,
+    /// The run failed with an error (see `note`).
+    Error,
+    /// The run did not finish within its time limit and was killed.
+    Timeout,
+}
+
+impl Status {
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::Oom => "oom",
+            Status::Skipped => "skipped",
+            Status::Corrupt => "corrupt",
+            Status::Error => "error",
+            Status::Timeout => "timeout",
+        }
+    }
+}
+
+/// One measurement: one allocator (or a baseline) at one point of one test. Fields a test does
+/// not measure stay `None` (left out of the JSON line, empty in the CSV).
+#[derive(Clone, Debug, Serialize)]
+pub struct Record {
+    pub test: &'static str,
+    pub allocator: String,
+    pub backend: &'static str,
+    /// `thread` or `warp` (allocation tests), else absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mode: Option<&'static str>,
+    /// The request size, or the upper bound of a range of sizes.
+    pub size: u32,
+    /// The lower bound of the sizes (equal to `size` for a fixed size).
+    pub size_min: u32,
+    pub threads: u64,
+    pub status: Status,
+    /// Mallocs that returned null.
+    pub failed: u64,
+    /// Timed runs the times are the median of.
+    pub runs: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alloc_ms: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub free_ms: Option<f64>,
+    /// Writing (and reading back) the allocated memory, or the whole work-generation kernel.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub write_ms: Option<f64>,
+    /// Fragmentation: bytes between the lowest and the highest address handed out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub range_bytes: Option<u64>,
+    /// Fragmentation: bytes actually requested by the live allocations.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub requested_bytes: Option<u64>,
+    /// Out of memory: the fraction of the pool handed out before the first failure.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usable_fraction: Option<f64>,
+    /// Alloc/free rounds behind the measurement (fragmentation, out of memory).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rounds: Option<u32>,
+    /// Words that did not read back as written.
+    pub corrupt: u64,
+    /// Apps (paper Figures 10-12): which app; `size` is its problem size.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub app: Option<&'static str>,
+    /// Apps: simulated steps.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub steps: Option<u32>,
+    /// Apps: the whole run (enumeration included).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total_ms: Option<f64>,
+    /// Apps: the part of the run spent enumerating objects (DynaSOAr's parallel-do).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub enum_ms: Option<f64>,
+    /// Apps: the fixed heap of Figure 11.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub heap_bytes: Option<u64>,
+    /// Figure 12: mean time per step of each chunk of steps.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub chunk_ms: Vec<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+impl Record {
+    /// A record of `test` for `allocator` with nothing measured yet.
+    pub fn new(test: &'static str, allocator: &str, backend: &'static str) -> Self {
+        Record {
+            test,
+            allocator: allocator.to_string(),
+            backend,
+            mode: None,
+            size: 0,
+            size_min: 0,
+            threads: 0,
+            status: Status::Ok,
+            failed: 0,
+            runs: 0,
+            alloc_ms: None,
+            free_ms: None,
+            write_ms: None,
+            range_bytes: None,
+            requested_bytes: None,
+            usable_fraction: None,
+            rounds: None,
+            corrupt: 0,
+            app: None,
+            steps: None,
+            total_ms: None,
+            enum_ms: None,
+            heap_bytes: None,
+            chunk_ms: Vec::new(),
+            note: None,
+        }
+    }
+
+    /// The record as one JSON line.
+    pub fn json_line(&self) -> String {
+        // A struct of numbers and strings always serialises.
+        serde_json::to_string(self).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
+    }
+
+    /// Column names of [`csv_row`](Self::csv_row).
+    pub const CSV_HEADER: &'static str = "test,allocator,backend,mode,size,size_min,threads,status,failed,runs,\
+        alloc_ms,free_ms,write_ms,range_bytes,requested_bytes,usable_fraction,rounds,corrupt,\
+        app,steps,total_ms,enum_ms,heap_bytes,chunk_ms,note";
+
+    /// The record as one CSV row (empty cells for what was not measured).
+    pub fn csv_row(&self) -> String {
+        fn opt<T: ToString>(value: Option<T>) -> String {
+            value.map(|v| v.to_string()).unwrap_or_default()
+        }
+        let note = self.note.as_deref().unwrap_or("").replace('"', "'");
+        [
+            self.test.to_string(),
+            self.allocator.clone(),
+            self.backend.to_string(),
+            self.mode.unwrap_or("").to_string(),
+            self.size.to_string(),
+            self.size_min.to_string(),
+            self.threads.to_string(),
+            self.status.name().to_string(),
+            self.failed.to_string(),
+            self.runs.to_string(),
+            opt(self.alloc_ms),
+            opt(self.free_ms),
+            opt(self.write_ms),
+            opt(self.range_bytes),
+            opt(self.requested_bytes),
+            opt(self.usable_fraction),
+            opt(self.rounds),
+            self.corrupt.to_string(),
+            self.app.unwrap_or("").to_string(),
+            opt(self.steps),
+            opt(self.total_ms),
+            opt(self.enum_ms),
+            opt(self.heap_bytes),
+            // `;`-separated, so the list stays one cell.
+            self.chunk_ms.iter().map(|t| format!("{t:.4}")).collect::<Vec<_>>().join(";"),
+            format!("\"{note}\""),
+        ]
+        .join(",")
+    }
+}
+
+/// Write `records` of one test as `<dir>/<test>.csv` and `<dir>/<test>.json` (an array).
+pub fn write_files(dir: &Path, test: &str, records: &[Record]) -> anyhow::Result<()> {
+    let mut csv = String::from(Record::CSV_HEADER);
+    csv.push('\n');
+    for record in records {
+        csv.push_str(&record.csv_row());
+        csv.push('\n');
+    }
+    let csv_path = dir.join(format!("{test}.csv"));
+    std::fs::write(&csv_path, csv).with_context(|| format!("cannot write {}", csv_path.display()))?;
+    let json_path = dir.join(format!("{test}.json"));
+    let json = serde_json::to_string_pretty(records)?;
+    std::fs::write(&json_path, json).with_context(|| format!("cannot write {}", json_path.display()))?;
+    Ok(())
+}
+
+/// Print one record as a JSON line on stdout, at once (so a crash later keeps it).
+pub fn emit(record: &Record) {
+    let mut out = std::io::stdout().lock();
+    // A closed stdout (a pipe into `head`) must not abort the run: the files still get written.
+    let _ = writeln!(out, "{}", record.json_line());
+    let _ = out.flush();
+}
+
+/// The human table of `records`: one row each, the columns that say most.
+pub fn table(records: &[Record]) -> String {
+    fn ms(value: Option<f64>) -> String {
+        value.map(|v| format!("{v:.3}")).unwrap_or_else(|| "-".into())
+    }
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:<12} {:<22} {:<6} {:>11} {:>8} {:<8} {:>8} {:>10} {:>10} {:>10} {:>12}",
+        "test",
+        "allocator",
+        "mode",
+        "size",
+        "threads",
+        "status",
+        "failed",
+        "alloc_ms",
+        "free_ms",
+        "write_ms",
+        "other"
+    );
+    for r in records {
+        let size =
+            if r.size_min == r.size { r.size.to_string() } else { format!("{}-{}", r.size_min, r.size) };
+        let other = match (r.range_bytes, r.usable_fraction, r.app) {
+            (Some(range), _, _) => format!("range {range}"),
+            (None, Some(fraction), _) => format!("used {:.1}%", fraction * 100.0),
+            (None, None, Some(app)) => {
+                let mean = (!r.chunk_ms.is_empty())
+                    .then(|| r.chunk_ms.iter().sum::<f64>() / r.chunk_ms.len() as f64);
+                match (r.total_ms, mean) {
+                    (Some(total), _) => format!("{app} run {total:.2} ms enum {} ms", ms(r.enum_ms)),
+                    (None, Some(step)) => format!("{app} {step:.3} ms/step"),
+                    _ => app.to_string(),
+                }
+            }
+            _ => String::new(),
+        };
+        let _ = writeln!(
+            out,
+            "{:<12} {:<22} {:<6} {:>11} {:>8} {:<8} {:>8} {:>10} {:>10} {:>10} {:>12}",
+            r.test,
+            r.allocator,
+            r.mode.unwrap_or(""),
+            size,
+            r.threads,
+            r.status.name(),
+            r.failed,
+            ms(r.alloc_ms),
+            ms(r.free_ms),
+            ms(r.write_ms),
+            other
+        );
+    }
+    out
+}
+
+/// The median of `values` (`None` when empty).
+pub fn median(values: &mut [f64]) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    values.sort_by(f64::total_cmp);
+    let mid = values.len() / 2;
+    Some(if values.len() % 2 == 1 { values[mid] } else { (values[mid - 1] + values[mid]) / 2.0 })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn csv_rows_have_as_many_cells_as_the_header() {
+        let mut r = Record::new("alloc", "atomic", "cpu");
+        r.alloc_ms = Some(1.5);
+        r.note = Some("a, b".into());
+        let cells = r.csv_row().matches(',').count();
+        // The note holds one comma inside its quotes.
+        assert_eq!(cells - 1, Record::CSV_HEADER.matches(',').count());
+    }
+
+    #[test]
+    fn median_of_even_and_odd_counts() {
+        assert_eq!(median(&mut [3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median(&mut [4.0, 1.0, 2.0, 3.0]), Some(2.5));
+        assert_eq!(median(&mut []), None);
+    }
+}

@@ -1,0 +1,126 @@
+//! `apps --quick` on the CPU backend, through the binary: Figures 10-12 for DynaSOAr, two
+//! general allocators and the SOA baseline; every run is a JSON line with a status, the runs
+//! that finished have positive times, Figure 11 finds a largest size per allocator, and every
+//! figure writes its CSV, JSON and SVG files.
+
+mod common;
+
+use common::{bench, json_lines, number, scratch};
+use serde_json::Value;
+
+const APPS: [&str; 9] = [
+    "nbody",
+    "collision",
+    "wa-tor",
+    "game-of-life",
+    "sugarscape",
+    "structure",
+    "traffic",
+    "generation",
+    "barnes-hut",
+];
+const STORES: [&str; 4] = ["soa", "dynasoar", "atomic", "kma"];
+
+#[test]
+fn quick_apps_on_the_cpu_write_every_figure() {
+    let out = scratch("apps");
+    let args = [
+        "apps",
+        "--quick",
+        "--backend",
+        "cpu",
+        "--cpu-threads",
+        "2",
+        "--quiet",
+        "--allocators",
+        "atomic,kma",
+        // Few probes and one app keep Figure 11 to seconds; the search logic is the same.
+        "--fig11-apps",
+        "wa-tor",
+        "--fig11-probes",
+        "5",
+        "--timeout-s",
+        "60",
+    ];
+    let output = bench(&out, &args);
+    let records = json_lines(&output);
+    let of = |test: &str| records.iter().filter(|r| r["test"] == test).collect::<Vec<&Value>>();
+
+    let fig10 = of("fig10");
+    for app in APPS {
+        for store in STORES {
+            let r = fig10
+                .iter()
+                .find(|r| r["app"] == app && r["allocator"] == store)
+                .unwrap_or_else(|| panic!("no fig10 record of {app} on {store}"));
+            assert_eq!(r["status"], "ok", "{app} on {store}: {r}");
+            let total = number(r, "total_ms").expect("a run time");
+            let enumeration = number(r, "enum_ms").expect("an enumeration time");
+            assert!(total > 0.0 && total.is_finite(), "{app} on {store}: run time {total}");
+            assert!(
+                (0.0..=total).contains(&enumeration),
+                "{app} on {store}: enumeration {enumeration} of {total}"
+            );
+        }
+    }
+
+    let fig11 = of("fig11");
+    for store in &STORES[1..] {
+        let summary = fig11
+            .iter()
+            .rfind(|r| r["allocator"] == *store)
+            .unwrap_or_else(|| panic!("no fig11 record of {store}"));
+        // Either a largest size, or an out-of-memory at the smallest one; never an error.
+        assert!(summary["status"] == "ok" || summary["status"] == "oom", "{store}: {summary}");
+        assert!(number(summary, "heap_bytes").is_some_and(|b| b > 0.0), "{store}: the heap is recorded");
+        if summary["status"] == "ok" {
+            assert!(number(summary, "size").is_some_and(|s| s >= 40.0), "{store}: {summary}");
+        }
+    }
+
+    let fig12 = of("fig12");
+    for store in &STORES[1..] {
+        let r =
+            fig12.iter().find(|r| r["allocator"] == *store).unwrap_or_else(|| panic!("no fig12 of {store}"));
+        let chunks = r["chunk_ms"].as_array().unwrap_or_else(|| panic!("{store}: no per-step times: {r}"));
+        assert!(
+            !chunks.is_empty() && chunks.iter().all(|t| t.as_f64().is_some_and(|t| t > 0.0)),
+            "{store}: {r}"
+        );
+    }
+
+    for file in ["fig10.csv", "fig10.json", "fig10-wa-tor.svg", "fig11.csv", "fig11-wa-tor.svg", "fig12.csv"]
+    {
+        assert!(out.join(file).is_file(), "{file} was not written");
+    }
+    assert!(out.join("fig12-wator-steps.svg").is_file() && out.join("apps-summary.txt").is_file());
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn a_hung_run_is_killed_and_reported() {
+    // A limit of one second cannot hold the Wa-Tor run of Figure 12 in a debug build with
+    // many steps: the run must come back as `timeout`, not hang the suite.
+    let out = scratch("apps-timeout");
+    let args = [
+        "apps",
+        "--quick",
+        "--backend",
+        "cpu",
+        "--cpu-threads",
+        "1",
+        "--quiet",
+        "--allocators",
+        "atomic",
+        "--no-dynasoar",
+        "--figures",
+        "12",
+        "--steps",
+        "1000000",
+        "--timeout-s",
+        "1",
+    ];
+    let records = json_lines(&bench(&out, &args));
+    assert!(records.iter().any(|r| r["test"] == "fig12" && r["status"] == "timeout"), "{records:?}");
+    let _ = std::fs::remove_dir_all(&out);
+}

@@ -1,0 +1,43 @@
+//! What the integration tests share: running the binary and reading its JSON lines.
+
+#![allow(dead_code)] // Each test binary uses its own part.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+pub fn bench(out: &Path, args: &[&str]) -> Output {
+    let output = Command::new(env!("CARGO_BIN_EXE_dynasoar-bench"))
+        .args(args)
+        .arg("--out")
+        .arg(out)
+        .env_remove("DYNASOAR_BACKEND")
+        .output()
+        .expect("the bench binary runs");
+    assert!(
+        output.status.success(),
+        "dynasoar-bench {args:?} failed:\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output
+}
+
+pub fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("dynasoar-bench-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+/// The JSON lines of stdout (the table after them is not JSON).
+pub fn json_lines(output: &Output) -> Vec<Value> {
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter(|l| l.starts_with('{'))
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect()
+}
+
+pub fn number(record: &Value, key: &str) -> Option<f64> {
+    record.get(key).and_then(Value::as_f64)
+}

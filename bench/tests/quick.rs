@@ -1,0 +1,175 @@
+//! The `--quick` suite on the CPU backend, through the binary as users run it: every
+//! measurement is a JSON line that parses, every test writes its CSV, JSON and SVG files, the
+//! numbers are positive and finite, and a pool too small for the requests reports "oom"
+//! instead of a time.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::{bench, json_lines, number, scratch};
+use serde_json::Value;
+
+/// Allocators that are complete today and fast on the CPU.
+const ALLOCATORS: &str = "atomic,bitmap,kma";
+const TESTS: [&str; 7] = ["alloc", "mixed", "scaling", "frag", "oom", "write", "workgen"];
+
+#[test]
+fn quick_suite_on_the_cpu_writes_every_output() {
+    let out = scratch("quick");
+    let output = bench(
+        &out,
+        &[
+            "synthetic",
+            "--quick",
+            "--backend",
+            "cpu",
+            "--cpu-threads",
+            "2",
+            "--quiet",
+            "--allocators",
+            ALLOCATORS,
+        ],
+    );
+    let records = json_lines(&output);
+    for test in TESTS {
+        let of_test: Vec<&Value> = records.iter().filter(|r| r["test"] == test).collect();
+        assert!(!of_test.is_empty(), "no JSON line for test {test}");
+        for allocator in ALLOCATORS.split(',') {
+            assert!(of_test.iter().any(|r| r["allocator"] == allocator), "{test}: no line for {allocator}");
+        }
+        let csv = std::fs::read_to_string(out.join(format!("{test}.csv"))).expect("CSV written");
+        assert_eq!(csv.lines().count(), of_test.len() + 1, "{test}.csv: a header and one row per JSON line");
+        let json: Vec<Value> =
+            serde_json::from_str(&std::fs::read_to_string(out.join(format!("{test}.json"))).unwrap())
+                .expect("the JSON file parses");
+        assert_eq!(json.len(), of_test.len());
+        let svgs = std::fs::read_dir(&out)
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| {
+                let name = e.file_name().to_string_lossy().into_owned();
+                name.starts_with(test) && name.ends_with(".svg")
+            })
+            .count();
+        assert!(svgs > 0, "no SVG for {test}");
+    }
+    for r in &records {
+        assert_ne!(r["status"], "error", "{r}");
+        assert_ne!(r["status"], "corrupt", "{r}");
+        for key in ["alloc_ms", "free_ms", "write_ms", "usable_fraction"] {
+            if let Some(v) = number(r, key) {
+                assert!(v.is_finite() && v > 0.0, "{key} of {r}");
+            }
+        }
+        if r["status"] == "ok" && r["test"] != "oom" && r["test"] != "frag" {
+            assert!(
+                number(r, "alloc_ms").or(number(r, "write_ms")).is_some(),
+                "an ok measurement without a time: {r}"
+            );
+        }
+    }
+    // With a pool of 16x the demand, the working allocators serve everything in the timed
+    // tests, and the out-of-memory test finds a failure and a sensible fraction.
+    for r in records.iter().filter(|r| r["test"] == "alloc" || r["test"] == "scaling") {
+        assert_eq!(r["status"], "ok", "{r}");
+    }
+    for r in records.iter().filter(|r| r["test"] == "oom") {
+        let fraction = number(r, "usable_fraction").unwrap();
+        assert!(fraction > 0.5 && fraction <= 1.0, "{r}");
+        assert!(number(r, "failed").unwrap() > 0.0, "{r}");
+    }
+    assert!(out.join("summary.txt").exists());
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("allocator") && stdout.contains("status"), "the table follows the JSON lines");
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
+#[test]
+fn a_tiny_heap_reports_oom_not_a_time() {
+    let out = scratch("tiny");
+    let output = bench(
+        &out,
+        &[
+            "synthetic",
+            "--quick",
+            "--backend",
+            "cpu",
+            "--cpu-threads",
+            "2",
+            "--quiet",
+            "--tests",
+            "alloc",
+            "--allocators",
+            ALLOCATORS,
+            "--heap-mib",
+            "1",
+        ],
+    );
+    let records = json_lines(&output);
+    // 1024 threads of 4096 B need 4 MiB.
+    for allocator in ALLOCATORS.split(',') {
+        let big = records
+            .iter()
+            .find(|r| r["allocator"] == allocator && r["size"] == 4096 && r["threads"] == 1024)
+            .unwrap_or_else(|| panic!("no 4096 B line for {allocator}"));
+        assert_eq!(big["status"], "oom", "{big}");
+        assert!(number(big, "failed").unwrap() > 0.0, "{big}");
+        assert!(big.get("alloc_ms").is_none(), "a failed run reports no time: {big}");
+    }
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
+#[test]
+fn bad_input_is_an_error_message_not_a_panic() {
+    let out = scratch("bad");
+    for args in [
+        vec!["synthetic", "--allocators", "nosuch"],
+        vec!["synthetic", "--runs", "0"],
+        vec!["synthetic", "--tests", "nosuch"],
+        vec!["synthetic", "--backend", "tpu"],
+    ] {
+        let output = Command::new(env!("CARGO_BIN_EXE_dynasoar-bench"))
+            .args(&args)
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+    let output = Command::new(env!("CARGO_BIN_EXE_dynasoar-bench"))
+        .args(["synthetic", "--allocators", "nosuch"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&output.stderr).contains("choose from: cuda, atomic"));
+}
+
+#[test]
+fn registers_skips_or_reports_every_allocator() {
+    let out = scratch("regs");
+    // The repository's own ptxas (DESIGN.md section 4), where it was installed.
+    let tools = Path::new(env!("CARGO_MANIFEST_DIR")).join("../.tools/ptxas/nvidia/cu13/bin/ptxas");
+    let mut command = Command::new(env!("CARGO_BIN_EXE_dynasoar-bench"));
+    command.args(["registers", "--allocators", "atomic,kma", "--out"]).arg(&out);
+    if std::env::var_os("DYNASOAR_PTXAS").is_none() && tools.is_file() {
+        command.env("DYNASOAR_PTXAS", &tools);
+    }
+    let output = command.output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    if stderr.contains("skipped: no ptxas") {
+        println!("registers: no ptxas here; the skip message was printed");
+        return;
+    }
+    let records = json_lines(&output);
+    assert_eq!(records.len(), 2);
+    for r in &records {
+        assert!(number(r, "malloc_registers").unwrap() > 0.0, "{r}");
+        assert!(number(r, "free_registers").unwrap() > 0.0, "{r}");
+    }
+    assert!(out.join("registers.csv").exists());
+    std::fs::remove_dir_all(&out).unwrap();
+}
