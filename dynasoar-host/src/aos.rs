@@ -120,8 +120,8 @@ impl AosHeap {
         let header = exec.upload(&[header])?;
         Ok(AosHeap {
             header,
-            tables: tables,
-            hash: hash,
+            tables,
+            hash,
             malloc,
             classes: classes.to_vec(),
             capacity: capacities,

@@ -277,6 +277,8 @@ pub struct Runtime<A> {
 }
 
 /// The objects' home.
+// One per runtime, never moved in a loop: boxing the larger variant would buy nothing.
+#[allow(clippy::large_enum_variant)]
 enum Store {
     Soa(DeviceHeap),
     Aos(AosHeap),

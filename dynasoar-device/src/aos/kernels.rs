@@ -139,7 +139,11 @@ pub fn aos_release(p: AosParams) {
             // SAFETY: entries below the stash were written by `free` (or zeroed by the mark).
             let handle = RawHandle(unsafe { table.deleted_entry(i).read() });
             if !handle.is_null() {
-                malloc.free(handle.aos_addr() as usize as *mut u8);
+                // SAFETY: deleted handles name objects `make_new` of this store allocated; the
+                // mark zeroed repeats, so each is given back once per compaction. (A handle
+                // freed again after a compaction released it is a use after free in the
+                // model, as in C; allocators that can tell raise INVALID_FREE.)
+                unsafe { malloc.free(handle.aos_addr() as usize as *mut u8) };
             }
             i += threads;
         }
@@ -179,7 +183,9 @@ pub fn aos_clear(p: AosParams) {
             // SAFETY: entries below the count were written by earlier launches.
             let handle = RawHandle(unsafe { table.list_entry(list, i).read() });
             if !handle.is_null() {
-                malloc.free(handle.aos_addr() as usize as *mut u8);
+                // SAFETY: every listed entry is a live object `make_new` of this store
+                // allocated, and the host empties the lists after this reset.
+                unsafe { malloc.free(handle.aos_addr() as usize as *mut u8) };
             }
             i += threads;
         }

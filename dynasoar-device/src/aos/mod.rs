@@ -262,7 +262,8 @@ impl AosStore {
         if at >= table.capacity() {
             self.raise(errors::TABLE_FULL);
             self.count_failure();
-            self.malloc().free(ptr);
+            // SAFETY: `ptr` is the block this call allocated, never published.
+            unsafe { self.malloc().free(ptr) };
             return None;
         }
         // Release: the object's fields before its entry, for `device_do` in this kernel.

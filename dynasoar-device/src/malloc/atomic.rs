@@ -60,7 +60,7 @@ unsafe impl DeviceMalloc for AtomicMalloc {
     }
 
     #[inline(always)]
-    fn free(&self, _ptr: *mut u8) {}
+    unsafe fn free(&self, _ptr: *mut u8) {}
 }
 
 #[cfg(all(test, not(target_arch = "nvptx64")))]

@@ -191,7 +191,7 @@ unsafe impl DeviceMalloc for AwMalloc {
     }
 
     #[inline(always)]
-    fn free(&self, ptr: *mut u8) {
+    unsafe fn free(&self, ptr: *mut u8) {
         let header_bytes = if self.counted { BLOCK_HEADER } else { 0 };
         let offset = (ptr as u64).wrapping_sub(self.region.body_addr() + POOL_OFFSET);
         let start = offset.wrapping_sub(header_bytes);
@@ -255,7 +255,7 @@ mod tests {
         }
         assert_eq!(m.live().load(), 32 + 32 + 48 + MAX_SIZE as u64 + 16);
         for p in [a, b, c, d] {
-            m.free(p as *mut u8);
+            unsafe { m.free(p as *mut u8) };
         }
         assert_eq!(m.live().load(), 0);
         assert_eq!(region.errors(), 0);
@@ -289,11 +289,11 @@ mod tests {
         // next one starts there and runs into the slack; the one after that wraps to the
         // start, where the freed blocks were.
         assert!(pool % 1024 != 0, "this test wants a tail shorter than a block");
-        m.free(blocks[0] as *mut u8);
+        unsafe { m.free(blocks[0] as *mut u8) };
         let tail = m.malloc(1000) as u64;
         assert_eq!(tail, pool_start + blocks.len() as u64 * 1024 + 16);
         assert!(m.malloc(1000).is_null(), "full again");
-        m.free(blocks[1] as *mut u8);
+        unsafe { m.free(blocks[1] as *mut u8) };
         let wrapped = m.malloc(1000) as u64;
         assert_eq!(wrapped, pool_start + 16, "wrapped to the start of the pool");
         assert_eq!(region.errors(), 0);
@@ -318,7 +318,7 @@ mod tests {
                     break p;
                 }
                 let (old, _) = window.pop_front().expect("an empty pool serves a small request");
-                m.free(old as *mut u8);
+                unsafe { m.free(old as *mut u8) };
             };
             if p < last {
                 wraps += 1;
@@ -339,19 +339,19 @@ mod tests {
         let region = HostRegion::new(MallocKind::AtomicWrap, REGION, 0);
         let m = region.typed::<AwMalloc>();
         let p = m.malloc(64);
-        m.free(p);
+        unsafe { m.free(p) };
         assert_eq!(region.errors(), 0);
-        m.free(p);
+        unsafe { m.free(p) };
         assert_eq!(region.errors(), errors::INVALID_FREE, "double free");
         let region = HostRegion::new(MallocKind::AtomicWrap, REGION, 0);
         let m = region.typed::<AwMalloc>();
         let mut outside = 0u64;
-        m.free(&mut outside as *mut u64 as *mut u8);
+        unsafe { m.free(&mut outside as *mut u64 as *mut u8) };
         assert_eq!(region.errors(), errors::INVALID_FREE, "pointer outside the pool");
         let region = HostRegion::new(MallocKind::AtomicWrap, REGION, 0);
         let m = region.typed::<AwMalloc>();
         let p = m.malloc(64);
-        m.free(p.wrapping_add(16));
+        unsafe { m.free(p.wrapping_add(16)) };
         assert_eq!(region.errors(), errors::INVALID_FREE, "pointer into a block");
     }
 
@@ -373,7 +373,7 @@ mod tests {
             last = p;
         }
         assert_eq!(wrapped, Some(pool_start), "the wrap reuses the first block's memory");
-        m.free(first as *mut u8);
+        unsafe { m.free(first as *mut u8) };
         assert_eq!(region.errors(), 0, "free is accepted and ignored");
     }
 
@@ -411,7 +411,7 @@ mod tests {
             last_min = min;
             run_grid(16, |t| {
                 for &(p, _) in blocks.iter().skip(t as usize).step_by(16) {
-                    m.free(p as *mut u8);
+                    unsafe { m.free(p as *mut u8) };
                 }
             });
             assert_eq!(m.live().load(), 0);

@@ -230,7 +230,7 @@ unsafe impl DeviceMalloc for BitmapAlloc {
     }
 
     #[inline]
-    fn free(&self, ptr: *mut u8) {
+    unsafe fn free(&self, ptr: *mut u8) {
         let layout = self.layout();
         let pool = self.region.body_addr() + layout.pool_offset;
         let addr = ptr as u64;
@@ -365,10 +365,10 @@ mod tests {
         assert_eq!(got.len() as u64, layout.slots, "every slot, and only once");
         assert!(m.malloc(1).is_null());
         let some = *got.iter().next().unwrap();
-        m.free(some as *mut u8);
+        unsafe { m.free(some as *mut u8) };
         assert_eq!(m.malloc(64) as u64, some, "the only free slot");
         for &p in &got {
-            m.free(p as *mut u8);
+            unsafe { m.free(p as *mut u8) };
         }
         assert_eq!(region.errors(), 0);
         assert_all_free(&region);
@@ -382,7 +382,7 @@ mod tests {
         for _ in 0..10 * slots {
             let p = m.malloc(200);
             assert!(!p.is_null());
-            m.free(p);
+            unsafe { m.free(p) };
         }
         assert_eq!(region.errors(), 0);
         assert_all_free(&region);
@@ -393,9 +393,9 @@ mod tests {
         let region = HostRegion::new(MallocKind::Bitmap, 1 << 16, 0);
         let m = region.typed::<BitmapAlloc>();
         let (p, _q) = (m.malloc(32), m.malloc(32));
-        m.free(p);
+        unsafe { m.free(p) };
         assert_eq!(region.errors(), 0);
-        m.free(p);
+        unsafe { m.free(p) };
         assert_eq!(region.errors(), errors::INVALID_FREE, "double free");
         // The double free changed nothing: the slot is free once, `q` is still taken.
         let layout = layout_of(&region);
@@ -405,18 +405,18 @@ mod tests {
 
         let region = HostRegion::new(MallocKind::Bitmap, 1 << 16, 0);
         let m = region.typed::<BitmapAlloc>();
-        m.free(m.malloc(32).wrapping_add(16));
+        unsafe { m.free(m.malloc(32).wrapping_add(16)) };
         assert_eq!(region.errors(), errors::INVALID_FREE, "a pointer inside a slot");
 
         let region = HostRegion::new(MallocKind::Bitmap, 1 << 16, 0);
         let m = region.typed::<BitmapAlloc>();
         let mut outside = 0u64;
-        m.free(&mut outside as *mut u64 as *mut u8);
+        unsafe { m.free(&mut outside as *mut u64 as *mut u8) };
         assert_eq!(region.errors(), errors::INVALID_FREE, "a pointer outside the region");
 
         let region = HostRegion::new(MallocKind::Bitmap, 1 << 16, 0);
         let m = region.typed::<BitmapAlloc>();
-        m.free(region.region().body().wrapping_add(16));
+        unsafe { m.free(region.region().body().wrapping_add(16)) };
         assert_eq!(region.errors(), errors::INVALID_FREE, "a pointer into the metadata");
         assert_all_free(&region);
     }
@@ -460,7 +460,7 @@ mod tests {
         run_grid(16, |t| {
             let m = region.typed::<BitmapAlloc>();
             for &p in got.iter().skip(t as usize).step_by(16) {
-                m.free(p as *mut u8);
+                unsafe { m.free(p as *mut u8) };
             }
         });
         assert_eq!(region.errors(), 0);

@@ -424,7 +424,7 @@ unsafe impl DeviceMalloc for BuddyAlloc {
     }
 
     #[inline]
-    fn free(&self, ptr: *mut u8) {
+    unsafe fn free(&self, ptr: *mut u8) {
         let layout = self.layout();
         let address = ptr as u64;
         let pool_start = self.region.body_addr() + layout.pool_offset;
@@ -547,14 +547,14 @@ mod tests {
         let tops = fill(&m, MAX_BLOCK);
         assert_eq!(tops.len() as u64, layout.top_blocks());
         for &p in &tops {
-            m.free(p);
+            unsafe { m.free(p) };
         }
         // Split everything to the smallest blocks, which covers the whole pool.
         let smallest = fill(&m, 1);
         assert_eq!(smallest.len() as u64, layout.pool_bytes / MIN_BLOCK as u64);
         assert!(m.malloc(1).is_null());
         for &p in &smallest {
-            m.free(p);
+            unsafe { m.free(p) };
         }
         // Merged back into top blocks: all of them can be taken again.
         assert_eq!(fill(&m, MAX_BLOCK).len(), tops.len());
@@ -570,7 +570,7 @@ mod tests {
         assert!(blocks.len() as u64 >= layout.pool_bytes / 1024 - 1);
         assert!(m.malloc(1024).is_null(), "still out of memory");
         for &p in &blocks {
-            m.free(p);
+            unsafe { m.free(p) };
         }
         let top = m.malloc(1 << shift_of(layout.top));
         assert!(!top.is_null(), "after freeing everything a top block is free again");
@@ -582,23 +582,23 @@ mod tests {
         let (host, m) = region(REGION_BYTES);
         let p = m.malloc(64);
         assert!(!p.is_null());
-        m.free(p.wrapping_add(16));
+        unsafe { m.free(p.wrapping_add(16)) };
         assert_eq!(host.errors(), errors::INVALID_FREE, "interior pointer");
 
         let (other, m2) = region(REGION_BYTES);
-        m2.free(p);
+        unsafe { m2.free(p) };
         assert_eq!(other.errors(), errors::INVALID_FREE, "pointer of another region");
 
         let (host3, m3) = region(REGION_BYTES);
         let r = m3.malloc(100);
-        m3.free(r);
+        unsafe { m3.free(r) };
         assert_eq!(host3.errors(), 0);
-        m3.free(r);
+        unsafe { m3.free(r) };
         assert_eq!(host3.errors(), errors::INVALID_FREE, "double free");
         // The double free corrupted nothing: the pool still merges completely.
         let layout = *m3.layout();
         assert_eq!(fill(&m3, MAX_BLOCK).len() as u64, layout.top_blocks());
-        m.free(p);
+        unsafe { m.free(p) };
     }
 
     #[test]
@@ -616,18 +616,18 @@ mod tests {
                     if i % 3 == 0
                         && let Some(q) = mine.pop()
                     {
-                        m.free(q);
+                        unsafe { m.free(q) };
                     }
                 }
                 for p in mine {
-                    m.free(p);
+                    unsafe { m.free(p) };
                 }
             });
             assert_eq!(fill(&m, MAX_BLOCK).len() as u64, layout.top_blocks(), "round {round}");
             // Free the top blocks again for the next round.
             let pool = m.region.body_addr() + layout.pool_offset;
             for i in 0..layout.top_blocks() {
-                m.free((pool + (i << shift_of(layout.top))) as *mut u8);
+                unsafe { m.free((pool + (i << shift_of(layout.top))) as *mut u8) };
             }
         }
         assert_eq!(m.region.errors(), 0);

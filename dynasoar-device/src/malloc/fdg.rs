@@ -239,9 +239,10 @@ unsafe impl DeviceMalloc for FdgMalloc {
     }
 
     #[inline(always)]
-    fn free(&self, ptr: *mut u8) {
+    unsafe fn free(&self, ptr: *mut u8) {
         if !self.region.contains(ptr) {
-            SystemMalloc.free(ptr);
+            // SAFETY: outside the region, so relayed to CUDA's allocator by `malloc`.
+            unsafe { SystemMalloc.free(ptr) };
         }
     }
 }
@@ -282,7 +283,7 @@ mod tests {
         }
         assert!(m.malloc(16).is_null());
         // `free` does not give memory back.
-        m.free((lo + layout.pool_offset) as *mut u8);
+        unsafe { m.free((lo + layout.pool_offset) as *mut u8) };
         assert!(m.malloc(16).is_null());
     }
 
@@ -295,7 +296,7 @@ mod tests {
         assert!(!region.region().contains(p));
         // SAFETY: the relayed block is ours and that large.
         unsafe { p.add(SUPERBLOCK_BYTES as usize).write(7) };
-        m.free(p);
+        unsafe { m.free(p) };
         assert_eq!(region.errors(), 0);
     }
 

@@ -127,7 +127,9 @@ pub fn malloc_storm(p: MallocStormParams) {
             _ => {
                 // SAFETY: as above.
                 let addr = unsafe { p.out.read(entry) };
-                malloc.free(addr as usize as *mut u8);
+                // SAFETY: the entry holds null or the block this thread allocated in the
+                // ALLOCATE step; the entry is cleared below, so it is freed once.
+                unsafe { malloc.free(addr as usize as *mut u8) };
                 // SAFETY: as above.
                 unsafe { p.out.write(entry, 0) };
             }

@@ -565,7 +565,7 @@ unsafe impl DeviceMalloc for Kma {
         }
     }
 
-    fn free(&self, ptr: *mut u8) {
+    unsafe fn free(&self, ptr: *mut u8) {
         let Some((sb, offset)) = self.locate(ptr) else {
             return self.region.raise(errors::INVALID_FREE);
         };
@@ -678,13 +678,13 @@ mod tests {
         assert_eq!(big.len(), superblocks);
         assert!(m.malloc(16).is_null(), "no superblock left for another class");
         // One back: a small class can take it.
-        m.free(big[3]);
+        unsafe { m.free(big[3]) };
         let small = fill(&m, 16);
         assert_eq!(small.len(), 1024);
         assert!(small.iter().all(|&p| (p as u64).wrapping_sub(big[3] as u64) < SUPERBLOCK_BYTES));
         // All back: the same number of pages again, in any order.
         for &p in big.iter().filter(|&&p| p != big[3]).chain(&small) {
-            m.free(p);
+            unsafe { m.free(p) };
         }
         assert_eq!(fill(&m, 16384).len(), superblocks);
         assert_eq!(r.errors(), 0);
@@ -698,11 +698,11 @@ mod tests {
         assert!(!blocks.is_empty());
         assert!(m.malloc(100).is_null());
         assert!(m.malloc(5000).is_null());
-        m.free(blocks[blocks.len() / 2]);
+        unsafe { m.free(blocks[blocks.len() / 2]) };
         let again = m.malloc(100);
         assert_eq!(again, blocks[blocks.len() / 2], "the only free page");
         for &p in &blocks {
-            m.free(p);
+            unsafe { m.free(p) };
         }
         // Every superblock is recycled, even those still in slots of the old class.
         assert_eq!(fill(&m, 16384).len(), m.layout.superblocks as usize);
@@ -718,8 +718,8 @@ mod tests {
         // Free two pages of a full, detached superblock: it goes back to a slot...
         let first = blocks[0];
         let sb = m.locate(first).unwrap().0;
-        m.free(blocks[0]);
-        m.free(blocks[1]);
+        unsafe { m.free(blocks[0]) };
+        unsafe { m.free(blocks[1]) };
         let state = m.state(sb).load();
         assert_eq!(count_of(state), 2);
         assert!(state & ATTACHED != 0, "reattached after a quarter came back");
@@ -735,22 +735,22 @@ mod tests {
         let r = region(256 << 10);
         let m = r.typed::<Kma>();
         let p = m.malloc(64);
-        m.free(p.wrapping_add(16));
+        unsafe { m.free(p.wrapping_add(16)) };
         assert_eq!(r.errors(), errors::INVALID_FREE, "misaligned");
         // SAFETY: clearing the error word of our own region between checks.
         // SAFETY: the header of our own region; its error word is atomic.
         unsafe { (*r.region().header_ptr()).errors.store(0) };
-        m.free(p);
-        m.free(p);
+        unsafe { m.free(p) };
+        unsafe { m.free(p) };
         assert_eq!(r.errors(), errors::INVALID_FREE, "double free");
         // SAFETY: as above.
         unsafe { (*r.region().header_ptr()).errors.store(0) };
-        m.free(r.region().body());
+        unsafe { m.free(r.region().body()) };
         assert_eq!(r.errors(), errors::INVALID_FREE, "outside the pool");
         // SAFETY: as above.
         unsafe { (*r.region().header_ptr()).errors.store(0) };
         let unused = m.page(m.layout.superblocks - 1, 0, 0);
-        m.free(unused);
+        unsafe { m.free(unused) };
         assert_eq!(r.errors(), errors::INVALID_FREE, "a superblock not in use");
     }
 
@@ -774,7 +774,7 @@ mod tests {
         for class in 0..CLASSES {
             let p = m.malloc(16 << class);
             assert!(!p.is_null(), "class {class}");
-            m.free(p);
+            unsafe { m.free(p) };
         }
     }
 
@@ -795,11 +795,11 @@ mod tests {
                     let (q, tag) = live.swap_remove((i as usize * 7) % live.len());
                     // SAFETY: still ours.
                     assert_eq!(unsafe { (q as *const u64).read_volatile() }, tag);
-                    m.free(q);
+                    unsafe { m.free(q) };
                 }
             }
             for (q, _) in live {
-                m.free(q);
+                unsafe { m.free(q) };
             }
         });
         assert_eq!(r.errors(), 0);

@@ -36,7 +36,7 @@ macro_rules! placeholder {
             fn malloc(&self, _size: u32) -> *mut u8 {
                 core::ptr::null_mut()
             }
-            fn free(&self, _ptr: *mut u8) {}
+            unsafe fn free(&self, _ptr: *mut u8) {}
         }
     };
 }
@@ -148,9 +148,14 @@ pub unsafe trait DeviceMalloc: Sized {
     /// the size and raises the error bits; implementations just return null.
     fn malloc(&self, size: u32) -> *mut u8;
 
-    /// Give back `ptr`, which `malloc` of this allocator returned (not null).
-    /// Implementations raise [`errors::INVALID_FREE`] where they detect a bad pointer.
-    fn free(&self, ptr: *mut u8);
+    /// Give back `ptr`. Implementations raise [`errors::INVALID_FREE`] where they detect a
+    /// bad pointer cheaply, but not every allocator can (a relayed pointer goes to CUDA's
+    /// `free`, and some allocators keep no per-block state at all).
+    ///
+    /// # Safety
+    /// `ptr` was returned by `malloc` of this allocator on the same region, is not null, and
+    /// has not been freed since.
+    unsafe fn free(&self, ptr: *mut u8);
 }
 
 macro_rules! kinds {
@@ -313,10 +318,15 @@ impl AnyMalloc {
     }
 
     /// Give back `ptr` (null is ignored, as C's `free` does).
+    ///
+    /// # Safety
+    /// `ptr` is null or was returned by [`AnyMalloc::malloc`] on this region and not freed
+    /// since.
     #[inline(never)]
-    pub fn free(&self, ptr: *mut u8) {
+    pub unsafe fn free(&self, ptr: *mut u8) {
         let region = self.region;
-        dispatch!(self.kind, M => free_checked::<M>(region, ptr))
+        // SAFETY: the caller's contract.
+        dispatch!(self.kind, M => unsafe { free_checked::<M>(region, ptr) })
     }
 }
 
@@ -336,13 +346,16 @@ pub fn malloc_checked<M: DeviceMalloc>(region: Region, size: u32) -> *mut u8 {
 }
 
 /// [`DeviceMalloc::free`], ignoring null.
+///
+/// # Safety
+/// `ptr` is null or was returned by `malloc_checked::<M>` on `region` and not freed since.
 #[inline(always)]
-pub fn free_checked<M: DeviceMalloc>(region: Region, ptr: *mut u8) {
+pub unsafe fn free_checked<M: DeviceMalloc>(region: Region, ptr: *mut u8) {
     if ptr.is_null() {
         return;
     }
-    // SAFETY: as for `malloc_checked`.
-    unsafe { M::attach(region) }.free(ptr)
+    // SAFETY: the region as for `malloc_checked`; the pointer by the caller's contract.
+    unsafe { M::attach(region).free(ptr) }
 }
 
 /// Round `size` up to a multiple of `align` (a power of two).

@@ -54,7 +54,7 @@ unsafe impl DeviceMalloc for SystemMalloc {
     }
 
     #[inline(always)]
-    fn free(&self, ptr: *mut u8) {
+    unsafe fn free(&self, ptr: *mut u8) {
         // SAFETY: the trait's contract: `ptr` came from this allocator's `malloc`.
         unsafe { sys::free(ptr) }
     }

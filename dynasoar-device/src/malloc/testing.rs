@@ -171,7 +171,9 @@ impl HostRegion {
                 (0..cfg.threads).map(|t| blocks.iter().filter(|b| b.0 == t).map(|b| b.2).collect()).collect();
             run_grid(cfg.threads, |t| {
                 for &addr in &per_thread[t as usize] {
-                    any.free(addr as usize as *mut u8);
+                    // SAFETY: each recorded block was allocated by this storm and is freed
+                    // once, by the thread that allocated it.
+                    unsafe { any.free(addr as usize as *mut u8) };
                 }
             });
         }

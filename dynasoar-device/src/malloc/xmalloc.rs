@@ -690,7 +690,7 @@ unsafe impl DeviceMalloc for XMalloc {
         self.hand_out(block + BASIC_HEADER + below, block, SMALL_LIVE)
     }
 
-    fn free(&self, ptr: *mut u8) {
+    unsafe fn free(&self, ptr: *mut u8) {
         let address = ptr as u64;
         let pool_start = self.region.body_addr() + self.layout.pool_offset;
         if !self.region.contains(ptr)
@@ -775,7 +775,7 @@ mod tests {
             blocks.push(p);
         }
         for p in blocks {
-            m.free(p);
+            unsafe { m.free(p) };
         }
         assert_eq!(r.errors(), 0);
     }
@@ -785,11 +785,11 @@ mod tests {
         let r = region(1 << 20);
         let m = r.typed::<XMalloc>();
         let a = m.malloc(100);
-        m.free(a);
+        unsafe { m.free(a) };
         assert_eq!(m.malloc(100), a);
         let big = m.malloc(100_000);
         assert!(!big.is_null());
-        m.free(big);
+        unsafe { m.free(big) };
         assert_eq!(m.malloc(100_000), big);
         assert_eq!(r.errors(), 0);
     }
@@ -810,19 +810,19 @@ mod tests {
         assert!(blocks.len() > 100);
         assert!(m.malloc(60_000).is_null());
         for p in blocks.drain(..) {
-            m.free(p);
+            unsafe { m.free(p) };
         }
         // Everything merged back: a request of most of the pool, then small ones again.
         let big = m.malloc(100_000);
         assert!(!big.is_null());
-        m.free(big);
+        unsafe { m.free(big) };
         for _ in 0..100 {
             let p = m.malloc(200);
             assert!(!p.is_null());
             blocks.push(p);
         }
         for p in blocks {
-            m.free(p);
+            unsafe { m.free(p) };
         }
         assert_eq!(r.errors(), 0);
     }
@@ -838,10 +838,10 @@ mod tests {
         let ptrs: Vec<*mut u8> =
             (0..3).map(|i| m.hand_out(block + BASIC_HEADER + i * 64, block, SMALL_LIVE)).collect();
         assert_eq!(ptrs[1] as u64 - ptrs[0] as u64, 64);
-        m.free(ptrs[2]);
-        m.free(ptrs[0]);
+        unsafe { m.free(ptrs[2]) };
+        unsafe { m.free(ptrs[0]) };
         assert_eq!(m.pop(class, Level::First), None);
-        m.free(ptrs[1]);
+        unsafe { m.free(ptrs[1]) };
         assert_eq!(m.pop(class, Level::First), Some(block));
         assert_eq!(r.errors(), 0);
     }
@@ -851,18 +851,18 @@ mod tests {
         let r = region(1 << 20);
         let m = r.typed::<XMalloc>();
         let p = m.malloc(40);
-        m.free(p);
+        unsafe { m.free(p) };
         assert_eq!(r.errors(), 0);
-        m.free(p);
+        unsafe { m.free(p) };
         assert_eq!(r.errors() & errors::INVALID_FREE, errors::INVALID_FREE);
         let r = region(1 << 20);
         let m = r.typed::<XMalloc>();
         let p = m.malloc(5000);
-        m.free(p.wrapping_add(16));
+        unsafe { m.free(p.wrapping_add(16)) };
         assert_eq!(r.errors() & errors::INVALID_FREE, errors::INVALID_FREE);
         let mut local = 0u64;
-        m.free(&mut local as *mut u64 as *mut u8);
-        m.free(p);
+        unsafe { m.free(&mut local as *mut u64 as *mut u8) };
+        unsafe { m.free(p) };
     }
 
     #[test]
@@ -902,7 +902,7 @@ mod tests {
             run_grid(threads, |t| {
                 let owner = (t + 1 + round) % threads;
                 for i in 0..per_thread {
-                    m.free(slots[(owner * per_thread + i) as usize].load() as *mut u8);
+                    unsafe { m.free(slots[(owner * per_thread + i) as usize].load() as *mut u8) };
                 }
             });
         }
@@ -924,7 +924,7 @@ mod tests {
                 unsafe { core::ptr::write_bytes(p, t as u8, size as usize) };
                 // SAFETY: as above.
                 assert_eq!(unsafe { *p.add(size as usize - 1) }, t as u8);
-                m.free(p);
+                unsafe { m.free(p) };
             }
         });
         assert_eq!(r.errors(), 0);

@@ -806,7 +806,12 @@ unsafe impl DeviceMalloc for Halloc {
     }
 
     #[inline(always)]
-    fn free(&self, ptr: *mut u8) {
-        if self.region.contains(ptr) { self.free_small(ptr) } else { SystemMalloc.free(ptr) }
+    unsafe fn free(&self, ptr: *mut u8) {
+        if self.region.contains(ptr) {
+            self.free_small(ptr)
+        } else {
+            // SAFETY: outside the region, so relayed to CUDA's allocator by `malloc`.
+            unsafe { SystemMalloc.free(ptr) }
+        }
     }
 }

@@ -161,7 +161,7 @@ fn blocks_have_their_class_size_and_alignment() {
     assert_eq!(check_allocations(&entries, 16, Some(r.bounds())), Ok(live.len()));
     for &(ptr, size, seed) in &live {
         assert!(holds(ptr, size, seed), "{size}-byte block at {ptr:?} was overwritten");
-        m.free(ptr);
+        unsafe { m.free(ptr) };
     }
     assert_eq!(r.errors(), 0);
     assert_all_free(&r);
@@ -185,7 +185,7 @@ fn freed_blocks_are_reused() {
         assert_eq!(distinct.len(), blocks.len(), "a block was handed out twice");
         counts.push(blocks.len());
         for &b in &blocks {
-            m.free(b as *mut u8);
+            unsafe { m.free(b as *mut u8) };
         }
         assert_all_free(&r);
     }
@@ -212,7 +212,7 @@ fn fills_most_of_the_pool_before_running_out() {
         assert!(blocks.len() as u64 * 10 >= usable * 8, "{size}: {} of {usable} blocks", blocks.len());
         assert!(blocks.len() as u64 * size as u64 <= pool);
         for b in blocks {
-            m.free(b);
+            unsafe { m.free(b) };
         }
         assert_all_free(&r);
     }
@@ -238,14 +238,14 @@ fn out_of_memory_returns_null_and_recovers_after_frees() {
     // Still failing while full: no hang, no spurious success in another class's slabs.
     assert!(any.malloc(3000).is_null());
     for b in blocks {
-        any.free(b);
+        unsafe { any.free(b) };
     }
     assert_eq!(r.errors() & errors::INVALID_FREE, 0);
     assert_all_free(&r);
     for size in [16, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072] {
         let ptr = any.malloc(size);
         assert!(!ptr.is_null(), "{size} bytes after everything was freed");
-        any.free(ptr);
+        unsafe { any.free(ptr) };
     }
 }
 
@@ -260,9 +260,9 @@ fn large_requests_go_to_cudas_allocator() {
         assert!(!ptr.is_null() && !r.region().contains(ptr), "{size} bytes should be relayed");
         fill(ptr, size, 9);
         assert!(holds(ptr, size, 9));
-        m.free(ptr);
+        unsafe { m.free(ptr) };
     }
-    m.free(inside);
+    unsafe { m.free(inside) };
     assert_eq!(r.errors(), 0);
     assert_all_free(&r);
 }
@@ -273,21 +273,21 @@ fn bad_frees_raise_invalid_free() {
     let cases: [Case; 5] = [
         ("double free", |m, _| {
             let p = m.malloc(32);
-            m.free(p);
-            m.free(p);
+            unsafe { m.free(p) };
+            unsafe { m.free(p) };
         }),
         ("inside a block", |m, _| {
             let p = m.malloc(128);
-            m.free(p.wrapping_add(16));
+            unsafe { m.free(p.wrapping_add(16)) };
         }),
         ("not on a chunk", |m, _| {
             let p = m.malloc(16);
-            m.free(p.wrapping_add(8));
+            unsafe { m.free(p.wrapping_add(8)) };
         }),
-        ("metadata", |m, r| m.free(r.region().body().wrapping_add(64))),
+        ("metadata", |m, r| unsafe { m.free(r.region().body().wrapping_add(64)) }),
         ("a free slab", |m, r| {
             let g = *m.geometry();
-            m.free(r.region().body().wrapping_add((g.pool + g.slab_bytes() * 5) as usize));
+            unsafe { m.free(r.region().body().wrapping_add((g.pool + g.slab_bytes() * 5) as usize)) };
         }),
     ];
     for (what, case) in cases {
@@ -301,9 +301,9 @@ fn bad_frees_raise_invalid_free() {
     let m = r.typed::<Halloc>();
     let p = m.malloc(128);
     fill(p, 128, 1);
-    m.free(p.wrapping_add(32));
+    unsafe { m.free(p.wrapping_add(32)) };
     assert!(holds(p, 128, 1));
-    m.free(p);
+    unsafe { m.free(p) };
     assert_eq!(r.errors(), errors::INVALID_FREE);
     assert_all_free(&r);
 }
@@ -331,7 +331,7 @@ fn sparse_slabs_switch_size_class_within_their_family() {
             *slot = Some(p);
             fill(p, 32, slab_of(p));
         } else {
-            m.free(p);
+            unsafe { m.free(p) };
         }
     }
     assert!(kept.iter().all(Option::is_some), "every slab held 32-byte blocks");
@@ -355,11 +355,11 @@ fn sparse_slabs_switch_size_class_within_their_family() {
     assert_eq!(check_allocations(&entries, 16, Some(r.bounds())), Ok(entries.len()));
     for (i, &p) in bigger.iter().enumerate() {
         assert!(holds(p, 64, 1000 + i as u32));
-        m.free(p);
+        unsafe { m.free(p) };
     }
     for p in kept.into_iter().flatten() {
         assert!(holds(p, 32, slab_of(p)), "a 32-byte block of a switched slab was overwritten");
-        m.free(p);
+        unsafe { m.free(p) };
     }
     assert_eq!(r.errors(), 0);
     assert_all_free(&r);
@@ -413,12 +413,12 @@ fn mixed_mallocs_and_frees_keep_blocks_intact() {
             } else {
                 let (p, size, seed) = mine.swap_remove(rng.below(mine.len() as u32) as usize);
                 assert!(holds(p, size, seed), "thread {t}: a {size}-byte block was overwritten");
-                m.free(p);
+                unsafe { m.free(p) };
             }
         }
         for (p, size, seed) in mine {
             assert!(holds(p, size, seed));
-            m.free(p);
+            unsafe { m.free(p) };
         }
         *failures.lock().unwrap() += failed;
     });

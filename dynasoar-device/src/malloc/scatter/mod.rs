@@ -230,7 +230,7 @@ unsafe impl DeviceMalloc for ScatterAlloc {
     }
 
     #[inline(always)]
-    fn free(&self, ptr: *mut u8) {
+    unsafe fn free(&self, ptr: *mut u8) {
         let layout = &self.layout;
         let offset = (ptr as u64).wrapping_sub(self.pool_addr());
         if offset >= layout.pool_bytes() {

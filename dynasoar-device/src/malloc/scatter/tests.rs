@@ -91,7 +91,7 @@ fn layouts_fit_their_bodies_and_small_regions_get_smaller_pages() {
     assert_eq!(Layout::new(1024 - HEADER_BYTES, 0).pages, 0);
     let (region, m) = scatter(1024, 0);
     assert!(m.malloc(16).is_null() && m.malloc(5000).is_null());
-    m.free(region.region().body());
+    unsafe { m.free(region.region().body()) };
     assert_eq!(region.errors(), errors::INVALID_FREE);
 }
 
@@ -163,7 +163,7 @@ fn sizes_at_class_boundaries_are_aligned_disjoint_and_within_the_waste_factor() 
     assert_eq!(check_allocations(&entries, 16, Some((start, end))), Ok(sizes.len()));
     for (tag, &(addr, size)) in entries.iter().enumerate() {
         assert_pattern(addr as *mut u8, size as u32, tag as u32);
-        m.free(addr as *mut u8);
+        unsafe { m.free(addr as *mut u8) };
     }
     assert_eq!(region.errors(), 0);
     assert_all_pages_free(&m);
@@ -183,22 +183,22 @@ fn freed_pages_take_any_chunk_size_and_out_of_memory_recovers() {
     assert!(m.malloc(300).is_null());
     // ... then freed: each page is free again and takes 256-byte chunks, 16 of them ...
     for &ptr in &small {
-        m.free(ptr);
+        unsafe { m.free(ptr) };
     }
     assert_all_pages_free(&m);
     let large = fill_with(&m, 256);
     assert_eq!(large.len(), pages * 16);
     for &ptr in &large {
-        m.free(ptr);
+        unsafe { m.free(ptr) };
     }
     // ... and freeing memory after running out of it serves requests again.
     let again = fill_with(&m, 16);
     assert_eq!(again.len(), pages * 254);
-    m.free(again[again.len() / 2]);
+    unsafe { m.free(again[again.len() / 2]) };
     assert!(!m.malloc(16).is_null(), "a freed chunk is taken again");
     assert!(m.malloc(16).is_null());
     for &ptr in &again {
-        m.free(ptr);
+        unsafe { m.free(ptr) };
     }
     assert_eq!(region.errors(), 0);
     assert_all_pages_free(&m);
@@ -217,30 +217,30 @@ fn requests_over_a_page_take_runs_of_pages_from_the_top() {
     assert_pattern(a, 4097, 1);
     assert_eq!(m.state(pages - 1).load() >> 32, LARGE_TAIL as u64);
     // Pointers into a run are not allocations.
-    m.free(a.wrapping_add(4096));
+    unsafe { m.free(a.wrapping_add(4096)) };
     assert_eq!(region.errors(), errors::INVALID_FREE);
     let (region, m) = scatter(1 << 20, 0);
     let a = m.malloc(4097);
     let b = m.malloc(3 * 4096);
-    m.free(a);
-    m.free(b);
+    unsafe { m.free(a) };
+    unsafe { m.free(b) };
     assert_eq!(region.errors(), 0);
     assert_all_pages_free(&m);
     // A freed run is searched again (the search start moved back up).
     assert_eq!(m.malloc(2 * 4096), a);
-    m.free(a);
+    unsafe { m.free(a) };
     // The whole pool at once when it is all free; then nothing else fits, until it is freed.
     let whole = m.malloc(pages * 4096);
     assert_eq!(whole as u64, m.pool_addr());
     assert!(m.malloc(16).is_null());
     assert!(m.malloc(pages * 4096 + 1).is_null());
-    m.free(whole);
+    unsafe { m.free(whole) };
     assert!(!m.malloc(16).is_null());
     // A second free of a run is detected.
     let c = m.malloc(5000);
-    m.free(c);
+    unsafe { m.free(c) };
     assert_eq!(region.errors(), 0);
-    m.free(c);
+    unsafe { m.free(c) };
     assert_eq!(region.errors(), errors::INVALID_FREE);
 }
 
@@ -256,10 +256,10 @@ fn a_run_that_cannot_be_claimed_gives_back_the_pages_it_took() {
             assert_eq!(m.state(p).load(), 0, "page {p} was not given back");
         }
     }
-    m.free(chunk);
+    unsafe { m.free(chunk) };
     assert!(m.claim_run(head, 4));
     assert_eq!(chunk_of(m.state(head).load()), LARGE_HEAD | 4);
-    m.free(m.page_addr(head) as *mut u8);
+    unsafe { m.free(m.page_addr(head) as *mut u8) };
     assert_eq!(region.errors(), 0);
     assert_all_pages_free(&m);
 }
@@ -268,24 +268,24 @@ fn a_run_that_cannot_be_claimed_gives_back_the_pages_it_took() {
 fn bad_frees_raise_invalid_free() {
     type Case = (&'static str, fn(&ScatterAlloc));
     let cases: [Case; 6] = [
-        ("outside the pool", |m| m.free(m.region.body())),
-        ("past the pool", |m| m.free((m.pool_addr() + m.layout.pool_bytes()) as *mut u8)),
-        ("on a free page", |m| m.free(m.pool_addr() as *mut u8)),
+        ("outside the pool", |m| unsafe { m.free(m.region.body()) }),
+        ("past the pool", |m| unsafe { m.free((m.pool_addr() + m.layout.pool_bytes()) as *mut u8) }),
+        ("on a free page", |m| unsafe { m.free(m.pool_addr() as *mut u8) }),
         ("inside a chunk", |m| {
             let ptr = m.malloc(64);
-            m.free(ptr.wrapping_add(16));
+            unsafe { m.free(ptr.wrapping_add(16)) };
         }),
         ("twice, on a page still in use", |m| {
             let (a, b) = (m.malloc(64), m.malloc(64));
             assert_eq!(page_of(m, a), page_of(m, b), "one page");
-            m.free(a);
-            m.free(a);
+            unsafe { m.free(a) };
+            unsafe { m.free(a) };
         }),
         ("twice, on a hierarchical page still in use", |m| {
             let (a, b) = (m.malloc(16), m.malloc(16));
             assert_eq!(page_of(m, a), page_of(m, b), "one page");
-            m.free(b);
-            m.free(b);
+            unsafe { m.free(b) };
+            unsafe { m.free(b) };
         }),
     ];
     for (what, case) in cases {
@@ -296,9 +296,9 @@ fn bad_frees_raise_invalid_free() {
     // A freed chunk whose page was reset: the page is free.
     let (region, m) = scatter(256 << 10, 0);
     let ptr = m.malloc(48);
-    m.free(ptr);
+    unsafe { m.free(ptr) };
     assert_eq!(region.errors(), 0);
-    m.free(ptr);
+    unsafe { m.free(ptr) };
     assert_eq!(region.errors(), errors::INVALID_FREE);
 }
 
@@ -358,12 +358,12 @@ fn concurrent_allocations_and_frees_keep_every_block_intact() {
             if live.len() == LIVE || rng.next_u64().is_multiple_of(3) {
                 let (ptr, size, tag) = live.swap_remove((rng.next_u64() % live.len() as u64) as usize);
                 assert_pattern(ptr, size, tag);
-                m.free(ptr);
+                unsafe { m.free(ptr) };
             }
         }
         for (ptr, size, tag) in live {
             assert_pattern(ptr, size, tag);
-            m.free(ptr);
+            unsafe { m.free(ptr) };
         }
     });
     assert_eq!(region.errors(), 0);
@@ -392,12 +392,12 @@ fn pages_are_reset_and_recut_under_contention() {
             if live.len() == 2 || (ptr.is_null() && !live.is_empty()) {
                 let (ptr, size, tag) = live.remove(0);
                 assert_pattern(ptr, size, tag);
-                m.free(ptr);
+                unsafe { m.free(ptr) };
             }
         }
         for (ptr, size, tag) in live {
             assert_pattern(ptr, size, tag);
-            m.free(ptr);
+            unsafe { m.free(ptr) };
         }
         assert!(served > 1500, "thread {t}: only {served} of 3000 requests served");
     });
