@@ -462,12 +462,13 @@ unsafe impl<const VARIANT: u8> DeviceMalloc for Ouroboros<VARIANT> {
         if Self::CHUNK_BASED { self.malloc_from_chunks(class) } else { self.malloc_small(class) }
     }
 
-    fn free(&self, ptr: *mut u8) {
+    unsafe fn free(&self, ptr: *mut u8) {
         if ptr.is_null() {
             return;
         }
         if !self.region.contains(ptr) {
-            SystemMalloc.free(ptr)
+            // SAFETY: outside the region, so relayed to CUDA's allocator by `malloc`.
+            unsafe { SystemMalloc.free(ptr) }
         } else if Self::CHUNK_BASED {
             self.free_to_chunk(ptr)
         } else {

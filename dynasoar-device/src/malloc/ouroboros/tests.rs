@@ -40,7 +40,7 @@ fn reuses_freed_pages() {
     let region = page_static(1 << 20);
     let m = region.typed::<PageStatic>();
     let a = m.malloc(48);
-    m.free(a);
+    unsafe { m.free(a) };
     // The only free 64-byte pages are the chunk's others and `a`: all come back eventually.
     let pages: Vec<u64> = (0..(CHUNK_BYTES / 64)).map(|_| m.malloc(64) as u64).collect();
     assert!(pages.contains(&(a as u64)));
@@ -64,7 +64,7 @@ fn runs_out_of_memory_and_recovers() {
             >= Layout::new(region.region().body_bytes(), false, false).chunks * (CHUNK_BYTES / 256) / 2
     );
     assert!(m.malloc(256).is_null());
-    m.free(held[3]);
+    unsafe { m.free(held[3]) };
     assert_eq!(m.malloc(256), held[3]);
     assert_eq!(region.errors(), 0);
 }
@@ -76,7 +76,7 @@ fn relays_large_requests_to_the_system_allocator() {
     let p = m.malloc(CHUNK_BYTES as u32 + 1);
     assert!(!p.is_null());
     assert!(!region.region().contains(p));
-    m.free(p);
+    unsafe { m.free(p) };
     assert_eq!(region.errors(), 0);
 }
 
@@ -85,13 +85,13 @@ fn detects_invalid_frees() {
     let region = page_static(256 * 1024);
     let m = region.typed::<PageStatic>();
     let a = m.malloc(64);
-    m.free(a.wrapping_add(16));
+    unsafe { m.free(a.wrapping_add(16)) };
     assert_ne!(region.errors() & errors::INVALID_FREE, 0);
     // Inside the region but in no chunk that was handed out.
     let region = page_static(256 * 1024);
     let m = region.typed::<PageStatic>();
     let _ = m.malloc(64);
-    m.free(region.region().body());
+    unsafe { m.free(region.region().body()) };
     assert_ne!(region.errors() & errors::INVALID_FREE, 0);
 }
 
@@ -169,7 +169,7 @@ fn with_each_kind(
     ) {
         let region = HostRegion::new(kind, bytes, 0);
         let m = region.typed::<M>();
-        test(kind, &region, &|size| m.malloc(size), &|ptr| m.free(ptr));
+        test(kind, &region, &|size| m.malloc(size), &|ptr| unsafe { m.free(ptr) });
     }
     run::<PageStatic>(ALL_KINDS[0], bytes, &test);
     run::<PageArray>(ALL_KINDS[1], bytes, &test);
@@ -257,9 +257,9 @@ fn every_variant_detects_double_and_misaligned_frees() {
         let m = region.any();
         let a = m.malloc(64);
         let _b = m.malloc(64);
-        m.free(a);
+        unsafe { m.free(a) };
         assert_eq!(region.errors(), 0);
-        m.free(a);
+        unsafe { m.free(a) };
         assert_ne!(region.errors() & errors::INVALID_FREE, 0, "{kind:?}");
     }
 }
@@ -282,7 +282,7 @@ fn chunk_variants_give_entirely_free_chunks_to_other_page_sizes() {
             }
             counts.push(held.len() as u64 * size as u64);
             for p in held {
-                m.free(p);
+                unsafe { m.free(p) };
             }
         }
         // Each size got (nearly) the whole pool: chunks moved between page sizes.
@@ -389,7 +389,7 @@ fn entirely_free_chunks_serve_other_page_sizes() {
         }
         assert_eq!(held.len() as u64, chunks * (CHUNK_BYTES / size as u64), "size {size}");
         for p in held {
-            m.free(p);
+            unsafe { m.free(p) };
         }
     }
     assert_eq!(region.errors(), 0);
@@ -408,7 +408,7 @@ fn chunk_queues_run_out_of_memory_and_recover() {
         held.push(p);
     }
     assert!(m.malloc(512).is_null());
-    m.free(held[5]);
+    unsafe { m.free(held[5]) };
     assert_eq!(m.malloc(300), held[5]);
     assert_eq!(region.errors(), 0);
 }
@@ -419,14 +419,14 @@ fn chunk_queues_detect_double_and_invalid_frees() {
     let m = region.typed::<ChunkStatic>();
     let a = m.malloc(64);
     let _b = m.malloc(64);
-    m.free(a);
+    unsafe { m.free(a) };
     assert_eq!(region.errors(), 0);
-    m.free(a);
+    unsafe { m.free(a) };
     assert_ne!(region.errors() & errors::INVALID_FREE, 0);
     let region = chunk_static(256 * 1024);
     let m = region.typed::<ChunkStatic>();
     let a = m.malloc(64);
-    m.free(a.wrapping_add(16));
+    unsafe { m.free(a.wrapping_add(16)) };
     assert_ne!(region.errors() & errors::INVALID_FREE, 0);
 }
 
