@@ -431,7 +431,7 @@ unsafe impl<const FUSED: bool, const MULTI: bool> DeviceMalloc for CircularImpl<
         }
     }
 
-    fn free(&self, ptr: *mut u8) {
+    unsafe fn free(&self, ptr: *mut u8) {
         let offset = (ptr as u64).wrapping_sub(self.region.body_addr() + self.pool_offset);
         let data_unit = offset / UNIT;
         if !offset.is_multiple_of(UNIT) || data_unit < HEADER_UNITS || data_unit > self.pool_units {
@@ -482,7 +482,7 @@ mod tests {
     ) -> R {
         let any = region.any();
         assert_eq!(any.kind(), kind);
-        f(&|size| any.malloc(size), &|ptr| any.free(ptr))
+        f(&|size| any.malloc(size), &|ptr| unsafe { any.free(ptr) })
     }
 
     /// The chunks of the list, walked from the pool's start: (unit, next, state).
@@ -608,8 +608,8 @@ mod tests {
         let a = m.malloc(100);
         let b = m.malloc(100);
         assert_eq!(b as u64 - a as u64, 128, "split: 7 data units and a header");
-        m.free(b);
-        m.free(a);
+        unsafe { m.free(b) };
+        unsafe { m.free(a) };
         let list = chunks(&m);
         assert_eq!(list[0].2, FREE);
         assert!(list[0].1 > 16, "a merged with b and the remainder after it");
@@ -637,7 +637,7 @@ mod tests {
                         if rng.next_u64().is_multiple_of(3)
                             && let Some((q, _)) = mine.pop()
                         {
-                            any.free(q as *mut u8);
+                            unsafe { any.free(q as *mut u8) };
                         }
                     }
                     blocks.lock().unwrap().extend(mine);
@@ -647,7 +647,7 @@ mod tests {
                     .unwrap_or_else(|e| panic!("{kind}: {e}"));
                 run_grid(16, |t| {
                     for &(p, _) in blocks.iter().skip(t as usize).step_by(16) {
-                        any.free(p as *mut u8);
+                        unsafe { any.free(p as *mut u8) };
                     }
                 });
             }
