@@ -175,7 +175,10 @@ pub fn malloc_bench(p: MallocBenchParams) {
             let malloc = unsafe { AnyMalloc::attach(Region::from_header(p.region.as_ptr())) };
             // SAFETY: entry `thread` is this thread's own.
             let addr = unsafe { p.ptrs.read(thread as usize) };
-            malloc.free(addr as usize as *mut u8);
+            // SAFETY: the entry holds null or the block this thread owns from the allocate
+            // step (a warp-based block is its group leader's; the other lanes hold null);
+            // it is cleared below, so the block is freed once.
+            unsafe { malloc.free(addr as usize as *mut u8) };
             // SAFETY: as above.
             unsafe { p.ptrs.write(thread as usize, 0) };
         }
@@ -283,7 +286,9 @@ macro_rules! register_probes {
                 let region = unsafe { Region::from_header(p.region.as_ptr()) };
                 // SAFETY: entry `thread` is this thread's own.
                 let ptr = unsafe { p.ptrs.read(thread as usize) } as usize as *mut u8;
-                dispatch!(MallocKind::$variant, M => free_checked::<M>(region, ptr));
+                // SAFETY: the host fills `ptrs` from the malloc probe on the same region
+                // (or with nulls), and launches the free probe once.
+                dispatch!(MallocKind::$variant, M => unsafe { free_checked::<M>(region, ptr) });
             }
         )*
 
