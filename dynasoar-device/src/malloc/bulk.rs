@@ -493,7 +493,7 @@ unsafe impl DeviceMalloc for BulkAlloc {
         if size < SMALL_LIMIT { self.small_malloc(&layout, size) } else { self.large_malloc(&layout, size) }
     }
 
-    fn free(&self, ptr: *mut u8) {
+    unsafe fn free(&self, ptr: *mut u8) {
         let Some(layout) = self.layout else {
             self.region.raise(errors::INVALID_FREE);
             return;
@@ -541,8 +541,8 @@ mod tests {
             assert!(!a.is_null() && !b.is_null(), "size {size}");
             assert_eq!(a as u64 % 16, 0);
             assert!((a as u64).abs_diff(b as u64) >= size as u64, "size {size}");
-            m.free(a);
-            m.free(b);
+            unsafe { m.free(a) };
+            unsafe { m.free(b) };
         }
         assert_eq!(r.errors(), 0);
     }
@@ -552,10 +552,10 @@ mod tests {
         let r = region(1 << 20);
         let m = r.typed::<BulkAlloc>();
         let a = m.malloc(100);
-        m.free(a);
+        unsafe { m.free(a) };
         assert_eq!(m.malloc(100), a);
         let big = m.malloc(10000);
-        m.free(big);
+        unsafe { m.free(big) };
         assert_eq!(m.malloc(10000), big);
     }
 
@@ -577,7 +577,7 @@ mod tests {
         assert!(m.malloc(256).is_null());
         assert!(m.malloc(8192).is_null());
         for &p in &held[..count] {
-            m.free(p);
+            unsafe { m.free(p) };
         }
         assert!(!m.malloc(256).is_null());
         assert_eq!(r.errors(), 0);
@@ -589,14 +589,14 @@ mod tests {
         let m = r.typed::<BulkAlloc>();
         let whole = m.malloc(128 * 1024);
         assert!(!whole.is_null());
-        m.free(whole);
+        unsafe { m.free(whole) };
         let mut held = [core::ptr::null_mut(); 4];
         for slot in &mut held {
             *slot = m.malloc(32 * 1024);
             assert!(!slot.is_null());
         }
         for p in held {
-            m.free(p);
+            unsafe { m.free(p) };
         }
         assert_eq!(m.malloc(128 * 1024), whole);
     }
@@ -606,17 +606,17 @@ mod tests {
         let r = region(1 << 20);
         let m = r.typed::<BulkAlloc>();
         let a = m.malloc(64);
-        m.free(a);
-        m.free(a);
+        unsafe { m.free(a) };
+        unsafe { m.free(a) };
         assert_ne!(r.errors() & errors::INVALID_FREE, 0);
         let r = region(1 << 20);
         let m = r.typed::<BulkAlloc>();
         let big = m.malloc(5000);
-        m.free(big.wrapping_add(16));
+        unsafe { m.free(big.wrapping_add(16)) };
         assert_ne!(r.errors() & errors::INVALID_FREE, 0);
         let mut local = 0u64;
         let r = region(1 << 20);
-        r.typed::<BulkAlloc>().free(&mut local as *mut u64 as *mut u8);
+        unsafe { r.typed::<BulkAlloc>().free(&mut local as *mut u64 as *mut u8) };
         assert_ne!(r.errors() & errors::INVALID_FREE, 0);
     }
 
@@ -641,7 +641,7 @@ mod tests {
                     unsafe { core::ptr::write_bytes(p, mark, 8192) };
                     // SAFETY: as above.
                     assert!(unsafe { core::slice::from_raw_parts(p, 8192) }.iter().all(|&b| b == mark));
-                    m.free(p);
+                    unsafe { m.free(p) };
                 }
             }
         });

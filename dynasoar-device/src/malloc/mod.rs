@@ -13,38 +13,9 @@
 //! scheduling; the survey notes most originals only work with warp-synchronous execution).
 //! Out of memory is a null pointer, never a hang.
 
-/// A not-yet-written allocator: every request fails. Temporary scaffolding while the
-/// allocators are written in parallel; none may remain when the work lands.
-macro_rules! placeholder {
-    ($name:ident, $kind:ident) => {
-        #[derive(Clone, Copy, Debug)]
-        pub struct $name;
-        // SAFETY: it never hands out memory.
-        unsafe impl $crate::malloc::DeviceMalloc for $name {
-            const KIND: $crate::malloc::MallocKind = $crate::malloc::MallocKind::$kind;
-            const CAPS: $crate::malloc::Caps = $crate::malloc::Caps {
-                max_size: 16,
-                align: 16,
-                free: $crate::malloc::FreeSupport::Reuses,
-                min_region_bytes: $crate::malloc::HEADER_BYTES,
-                relays_above: u32::MAX,
-            };
-            unsafe fn init(_region: $crate::malloc::Region, _phase: u32) {}
-            unsafe fn attach(_region: $crate::malloc::Region) -> Self {
-                $name
-            }
-            fn malloc(&self, _size: u32) -> *mut u8 {
-                core::ptr::null_mut()
-            }
-            unsafe fn free(&self, _ptr: *mut u8) {}
-        }
-    };
-}
-use placeholder;
-
+pub mod bench;
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod check;
-pub mod bench;
 pub mod kernels;
 mod region;
 
