@@ -152,8 +152,21 @@ impl<'a> Bitmap<'a> {
     /// Switch bit `pos` from 0 to 1, waiting while it is 1 (it must be on its way to 0).
     #[inline]
     pub fn set(&self, pos: u64) {
+        self.set_from_level(0, pos);
+    }
+
+    /// Container `index` of `level` got its first bit (by a caller that manages that level
+    /// itself): set its bit one level up, and further up while that fills empty containers.
+    #[inline]
+    pub fn set_in_level_above(&self, level: u32, index: u64) {
+        self.set_from_level(level + 1, index);
+    }
+
+    /// [`set`](Self::set) of bit `pos` of `first` and the levels above.
+    #[inline]
+    fn set_from_level(&self, first: u32, pos: u64) {
         let mut pos = pos;
-        for level in 0..self.geometry.levels {
+        for level in first..self.geometry.levels {
             let container = self.container(level, pos / 64);
             let mask = 1u64 << (pos % 64);
             let mut backoff = Backoff::new();
@@ -200,7 +213,7 @@ impl<'a> Bitmap<'a> {
     /// Container `index` of `level` lost its last bit: clear its bit one level up (and further
     /// up while that empties containers too).
     #[inline]
-    fn clear_in_level_above(&self, level: u32, index: u64) {
+    pub fn clear_in_level_above(&self, level: u32, index: u64) {
         let mut pos = index;
         for level in level + 1..self.geometry.levels {
             let container = self.container(level, pos / 64);

@@ -278,9 +278,9 @@ impl BuddyAlloc {
             match container.compare_exchange(current, next) {
                 Ok(_) => {
                     if merging && next == 0 {
-                        clear_in_levels_above(bitmap, block / 64);
+                        bitmap.clear_in_level_above(0, block / 64);
                     } else if !merging && current == 0 {
-                        set_in_levels_above(bitmap, block / 64);
+                        bitmap.set_in_level_above(0, block / 64);
                     }
                     return Some(merging);
                 }
@@ -295,53 +295,6 @@ impl BuddyAlloc {
     #[inline(always)]
     fn invalid_free(&self) {
         self.region.raise(errors::INVALID_FREE);
-    }
-}
-
-/// Container `index` of level 0 of `bitmap` got its first bit: set its bit in the levels above
-/// (the protocol of [`Bitmap::set`] above level 0: wait while the bit is still set by the
-/// thread that emptied the container, which is about to clear it).
-#[inline]
-fn set_in_levels_above(bitmap: Bitmap<'_>, index: u64) {
-    let mut pos = index;
-    for level in 1..bitmap.geometry().levels {
-        let container = bitmap.container(level, pos / 64);
-        let mask = 1u64 << (pos % 64);
-        let mut backoff = Backoff::new();
-        let prev = loop {
-            let prev = container.fetch_or(mask);
-            if prev & mask == 0 {
-                break prev;
-            }
-            backoff.snooze();
-        };
-        if prev != 0 {
-            return;
-        }
-        pos /= 64;
-    }
-}
-
-/// Container `index` of level 0 of `bitmap` lost its last bit: clear its bit in the levels
-/// above (waiting while the thread that set the container's first bit has not set it yet).
-#[inline]
-fn clear_in_levels_above(bitmap: Bitmap<'_>, index: u64) {
-    let mut pos = index;
-    for level in 1..bitmap.geometry().levels {
-        let container = bitmap.container(level, pos / 64);
-        let mask = 1u64 << (pos % 64);
-        let mut backoff = Backoff::new();
-        let prev = loop {
-            let prev = container.fetch_and(!mask);
-            if prev & mask != 0 {
-                break prev;
-            }
-            backoff.snooze();
-        };
-        if prev != mask {
-            return;
-        }
-        pos /= 64;
     }
 }
 

@@ -460,7 +460,7 @@ mod tests {
 
     use super::*;
     use crate::malloc::check::check_allocations;
-    use crate::malloc::testing::{HostRegion, StormConfig, run_grid};
+    use crate::malloc::testing::{HostRegion, StormConfig, run_grid, take_until_null};
 
     const REGION: u64 = 1 << 20;
 
@@ -553,14 +553,7 @@ mod tests {
         each_kind(|kind| {
             let region = HostRegion::new(kind, REGION, 0);
             with(kind, &region, |malloc, free| {
-                let mut held = Vec::new();
-                loop {
-                    let p = malloc(1000);
-                    if p.is_null() {
-                        break;
-                    }
-                    held.push(p);
-                }
+                let held = take_until_null(|| malloc(1000));
                 assert!(held.len() > 500, "{kind}: {} blocks of 1000 from 1 MiB", held.len());
                 assert!(malloc(1000).is_null(), "{kind}: still full");
                 let blocks: Vec<_> = held.iter().map(|&p| (p as u64, 1000)).collect();

@@ -187,3 +187,8 @@ impl Drop for HostRegion {
         unsafe { dealloc(self.ptr, self.layout) }
     }
 }
+
+/// Every block `malloc` hands out until it returns null (filling the pool).
+pub(crate) fn take_until_null(mut malloc: impl FnMut() -> *mut u8) -> Vec<*mut u8> {
+    core::iter::from_fn(|| Some(malloc()).filter(|p| !p.is_null())).collect()
+}

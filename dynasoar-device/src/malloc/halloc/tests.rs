@@ -6,7 +6,7 @@ use std::sync::Mutex;
 use super::geometry::*;
 use super::*;
 use crate::malloc::check::check_allocations;
-use crate::malloc::testing::{HostRegion, StormConfig, run_grid};
+use crate::malloc::testing::{HostRegion, StormConfig, run_grid, take_until_null};
 use crate::malloc::{AnyMalloc, HEADER_BYTES};
 use crate::rand::Rng;
 
@@ -316,14 +316,7 @@ fn sparse_slabs_switch_size_class_within_their_family() {
     let pool = r.region().body_addr() + g.pool;
     let slab_of = |p: *mut u8| ((p as u64 - pool) >> g.slab_shift) as u32;
     // Fill the pool with 32-byte blocks, then keep one per slab (under 2% of a slab).
-    let mut blocks = Vec::new();
-    loop {
-        let p = m.malloc(32);
-        if p.is_null() {
-            break;
-        }
-        blocks.push(p);
-    }
+    let blocks = take_until_null(|| m.malloc(32));
     let mut kept: Vec<Option<*mut u8>> = alloc::vec![None; g.slab_count as usize];
     for p in blocks {
         let slot = &mut kept[slab_of(p) as usize];

@@ -1,6 +1,6 @@
 use super::*;
 
-use crate::malloc::testing::{HostRegion, StormConfig, run_grid};
+use crate::malloc::testing::{HostRegion, StormConfig, run_grid, take_until_null};
 extern crate alloc;
 use alloc::vec::Vec;
 
@@ -51,14 +51,7 @@ fn reuses_freed_pages() {
 fn runs_out_of_memory_and_recovers() {
     let region = page_static(256 * 1024);
     let m = region.typed::<PageStatic>();
-    let mut held = Vec::new();
-    loop {
-        let p = m.malloc(256);
-        if p.is_null() {
-            break;
-        }
-        held.push(p);
-    }
+    let held = take_until_null(|| m.malloc(256));
     assert!(
         held.len() as u64
             >= Layout::new(region.region().body_bytes(), false, false).chunks * (CHUNK_BYTES / 256) / 2
@@ -272,14 +265,7 @@ fn chunk_variants_give_entirely_free_chunks_to_other_page_sizes() {
         let mut counts = Vec::new();
         // Fill the pool with each size in turn, freeing everything in between.
         for size in [16u32, 256, 64, 8192, 16] {
-            let mut held = Vec::new();
-            loop {
-                let p = m.malloc(size);
-                if p.is_null() {
-                    break;
-                }
-                held.push(p);
-            }
+            let held = take_until_null(|| m.malloc(size));
             counts.push(held.len() as u64 * size as u64);
             for p in held {
                 unsafe { m.free(p) };
@@ -379,14 +365,7 @@ fn entirely_free_chunks_serve_other_page_sizes() {
     let chunks = Layout::new(region.region().body_bytes(), true, false).chunks;
     // Fill the whole pool with 16-byte pages, free them all, then fill it with 256-byte pages.
     for size in [16u32, 256, 64, 8192] {
-        let mut held = Vec::new();
-        loop {
-            let p = m.malloc(size);
-            if p.is_null() {
-                break;
-            }
-            held.push(p);
-        }
+        let held = take_until_null(|| m.malloc(size));
         assert_eq!(held.len() as u64, chunks * (CHUNK_BYTES / size as u64), "size {size}");
         for p in held {
             unsafe { m.free(p) };
@@ -399,14 +378,7 @@ fn entirely_free_chunks_serve_other_page_sizes() {
 fn chunk_queues_run_out_of_memory_and_recover() {
     let region = chunk_static(256 * 1024);
     let m = region.typed::<ChunkStatic>();
-    let mut held = Vec::new();
-    loop {
-        let p = m.malloc(512);
-        if p.is_null() {
-            break;
-        }
-        held.push(p);
-    }
+    let held = take_until_null(|| m.malloc(512));
     assert!(m.malloc(512).is_null());
     unsafe { m.free(held[5]) };
     assert_eq!(m.malloc(300), held[5]);
