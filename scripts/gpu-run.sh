@@ -14,8 +14,16 @@ MODE=${1:-all}
 SRC=$(cd "$(dirname "$0")" && pwd)
 # Unpack the payload (binaries) next to the scripts, in a writable place.
 HERE=${BUNDLE_DIR:-/tmp/dynasoar-bundle}
-rm -rf "$HERE" && mkdir -p "$HERE" && cp -r "$SRC"/. "$HERE"/ && tar xzf "$HERE/payload.tar.gz" -C "$HERE" || {
-  echo "run.sh: cannot unpack $SRC/payload.tar.gz into $HERE" >&2; exit 1; }
+# xz where the machine has it, else Python's lzma (the same format).
+unpack() {
+  if command -v xz >/dev/null; then
+    xz -dc "$1" | tar xf - -C "$2"
+  else
+    python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1], "r:xz").extractall(sys.argv[2])' "$1" "$2"
+  fi
+}
+rm -rf "$HERE" && mkdir -p "$HERE" && cp -r "$SRC"/. "$HERE"/ && unpack "$HERE/payload.tar.xz" "$HERE" || {
+  echo "run.sh: cannot unpack $SRC/payload.tar.xz into $HERE" >&2; exit 1; }
 OUT=${OUT:-$HERE/out}
 mkdir -p "$OUT"
 LOG="$OUT/gpu-suite.log"
