@@ -2,6 +2,7 @@
 //! models' PTX embedded, plus what they share (options, rendering, progress, reports) and each
 //! app's host-side driver (used by the binaries and by the tests).
 
+pub mod compare;
 pub mod progress;
 pub mod render;
 pub mod report;

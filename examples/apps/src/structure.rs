@@ -1094,3 +1094,21 @@ pub fn slots_agree(mesh: &Mesh) -> bool {
             && mesh.node_springs[s.p2 as usize][slot_in_p2(s.slots)] == id as u32
     })
 }
+
+impl crate::compare::Compared for Outcome {
+    fn total(&self) -> Duration {
+        self.total
+    }
+
+    fn enumeration(&self) -> Duration {
+        self.enumeration
+    }
+
+    fn fingerprint(&self) -> u64 {
+        Outcome::fingerprint(self)
+    }
+
+    fn columns(&self) -> Vec<(&'static str, u64)> {
+        vec![("nodes", self.nodes()), ("springs", self.springs())]
+    }
+}

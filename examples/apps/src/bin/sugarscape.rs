@@ -4,7 +4,8 @@
 //! `cargo run --release --bin sugarscape -- --size 1700 --steps 10000 --compare`
 
 use clap::Parser;
-use dynasoar_examples::render::{Recorder, RenderArgs};
+use dynasoar_examples::compare::{Choices, run_and_report};
+use dynasoar_examples::render::RenderArgs;
 use dynasoar_examples::report::Report;
 use dynasoar_examples::sugarscape::{Config, Outcome, run};
 use dynasoar_examples::{CommonArgs, Implementation, exit_on_error};
@@ -133,64 +134,18 @@ fn run_app(args: Args) -> anyhow::Result<()> {
         heap_bytes,
     };
     cfg.validate()?;
-    let options = args.common.run_options();
-    let backend = args.common.executor()?.kind().name();
-    let implementations = if args.compare {
-        vec![Implementation::Soa, Implementation::Aos, Implementation::Dynasoar]
-    } else {
-        vec![args.implementation]
+    let choices = Choices {
+        common: &args.common,
+        implementation: args.implementation,
+        compare: args.compare,
+        render: &args.render,
+        progress: !args.no_progress,
+        what: "simulations",
     };
-    let mut results = Vec::new();
-    for &implementation in &implementations {
-        let render = if implementation == *implementations.last().unwrap() {
-            args.render.clone()
-        } else {
-            RenderArgs::default()
-        };
-        let mut recorder = Recorder::new(&render)?;
-        let outcome = run(implementation, options.clone(), &cfg, &mut recorder, !args.no_progress)?;
-        let frames = recorder.finish()?;
-        if frames > 0 {
-            eprintln!("wrote {frames} frames to {}", render.render.as_ref().unwrap().display());
-        }
-        results.push((implementation, outcome));
-    }
-    if args.compare {
-        println!(
-            "{:<10} {:>12} {:>12} {:>10} {:>10} {:>18} {:>9}",
-            "impl", "total ms", "enum ms", "males", "females", "fingerprint", "vs soa"
-        );
-        let soa = results[0].1.total.as_secs_f64();
-        let ratio = |t: f64| if soa > 0.0 { format!("{:.2}x", t / soa) } else { "n/a".into() };
-        for (i, o) in &results {
-            println!(
-                "{:<10} {:>12.1} {:>12.1} {:>10} {:>10} {:>18} {:>9}",
-                args.common.label(*i),
-                o.total.as_secs_f64() * 1e3,
-                o.enumeration.as_secs_f64() * 1e3,
-                o.males(),
-                o.females(),
-                format!("{:016x}", o.fingerprint()),
-                ratio(o.total.as_secs_f64())
-            );
-        }
-        let same = results.iter().all(|(_, o)| o.fingerprint() == results[0].1.fingerprint());
-        if !same {
-            eprintln!("warning: the implementations computed different simulations (fingerprints differ)");
-        }
-    }
-    let mut lines: Vec<Report> =
-        results.iter().map(|(i, o)| report(&cfg, args.common.label(*i), backend, o)).collect();
-    if args.compare {
-        let t = |k: usize| results[k].1.total.as_micros();
-        let (dsl, soa) = (results[2].1.total.as_secs_f64(), results[0].1.total.as_secs_f64());
-        let ratio = if soa > 0.0 { format!("{:.3}", dsl / soa) } else { "n/a".into() };
-        let last =
-            lines.pop().unwrap().field("soa_us", t(0)).field("aos_us", t(1)).field("ratio_vs_soa", ratio);
-        lines.push(last);
-    }
-    for line in lines {
-        println!("{line}");
-    }
+    run_and_report(
+        choices,
+        |implementation, options, recorder, progress| run(implementation, options, &cfg, recorder, progress),
+        |label, backend, o| report(&cfg, label, backend, o),
+    )?;
     Ok(())
 }
