@@ -130,20 +130,13 @@ fn bad_input_is_an_error_message_not_a_panic() {
         vec!["synthetic", "--tests", "nosuch"],
         vec!["synthetic", "--backend", "tpu"],
     ] {
-        let output = Command::new(env!("CARGO_BIN_EXE_dynasoar-bench"))
-            .args(&args)
-            .arg("--out")
-            .arg(&out)
-            .output()
-            .unwrap();
+        let output = Command::new(common::binary()).args(&args).arg("--out").arg(&out).output().unwrap();
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
         assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
     }
-    let output = Command::new(env!("CARGO_BIN_EXE_dynasoar-bench"))
-        .args(["synthetic", "--allocators", "nosuch"])
-        .output()
-        .unwrap();
+    let output =
+        Command::new(common::binary()).args(["synthetic", "--allocators", "nosuch"]).output().unwrap();
     assert!(String::from_utf8_lossy(&output.stderr).contains("choose from: cuda, atomic"));
 }
 
@@ -152,7 +145,7 @@ fn registers_skips_or_reports_every_allocator() {
     let out = scratch("regs");
     // The repository's own ptxas (DESIGN.md section 4), where it was installed.
     let tools = Path::new(env!("CARGO_MANIFEST_DIR")).join("../.tools/ptxas/nvidia/cu13/bin/ptxas");
-    let mut command = Command::new(env!("CARGO_BIN_EXE_dynasoar-bench"));
+    let mut command = Command::new(common::binary());
     command.args(["registers", "--allocators", "atomic,kma", "--out"]).arg(&out);
     if std::env::var_os("DYNASOAR_PTXAS").is_none() && tools.is_file() {
         command.env("DYNASOAR_PTXAS", &tools);

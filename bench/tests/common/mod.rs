@@ -7,8 +7,17 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
+/// The binary under test: cargo's build of it, or (in the GPU bundle, whose binaries moved)
+/// the one in `DYNASOAR_BIN_DIR`.
+pub fn binary() -> PathBuf {
+    match std::env::var_os("DYNASOAR_BIN_DIR") {
+        Some(dir) => Path::new(&dir).join("dynasoar-bench"),
+        None => PathBuf::from(env!("CARGO_BIN_EXE_dynasoar-bench")),
+    }
+}
+
 pub fn bench(out: &Path, args: &[&str]) -> Output {
-    let output = Command::new(env!("CARGO_BIN_EXE_dynasoar-bench"))
+    let output = Command::new(binary())
         .args(args)
         .arg("--out")
         .arg(out)

@@ -60,7 +60,17 @@ pub fn lanemask_lt() -> u32 {
 #[inline(always)]
 pub fn activemask() -> u32 {
     // SAFETY: `activemask` has no preconditions.
-    unsafe { llvm_activemask() }
+    let mask = unsafe { llvm_activemask() };
+    // The lane's own bit is always in the mask already; or-ing it in changes no value but makes
+    // the mask depend on `%laneid` in ptxas's eyes. Without it ptxas takes `activemask` as
+    // warp-uniform and, where lanes of *different* `activemask` groups reconverge before a
+    // `shfl.sync` (at a convergence barrier inside the callee), moves one lane's mask into a
+    // uniform register, checks convergence against that one mask and shuffles unsynchronised:
+    // a lane of the other group reads its leader's register while that leader is not there.
+    // Seen on an H200 as warp-aggregated allocations that handed a slot to no lane (leaked
+    // objects in Game of Life, stray tree nodes in Barnes-Hut); the SASS of the allocator
+    // showed `R2UR UR4, <mask>; BRA.DIV UR4` before a mask-less `SHFL.IDX`.
+    mask | (1 << lane_id())
 }
 
 /// Bit `i` set iff lane `i` of `mask` has `pred`. Every lane of `mask` must execute this call.
