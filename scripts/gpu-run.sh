@@ -58,10 +58,12 @@ want() { [[ $MODE == all || $MODE == "$1" ]]; }
 
 # 1. Every test binary, GPU tests required, and the smoke app.
 if want tests; then
-  # TESTS=glob picks test binaries (e.g. TESTS='malloc*'); each gets TEST_TIMEOUT seconds, so
-  # one hang cannot eat the whole device call.
+  # TESTS=glob picks test binaries (e.g. TESTS='malloc*'), TEST_ARGS adds arguments (e.g.
+  # '--skip ouro_va'); each binary gets TEST_TIMEOUT seconds, so one hang cannot eat the whole
+  # device call.
   for t in "$HERE"/tests/${TESTS:-*}; do
-    step "test $(basename "$t")" timeout "${TEST_TIMEOUT:-240}" "$t" --test-threads=1
+    # shellcheck disable=SC2086 # TEST_ARGS is a list of words
+    step "test $(basename "$t")" timeout "${TEST_TIMEOUT:-240}" "$t" --test-threads=1 ${TEST_ARGS:-}
   done
   if [[ -x "$HERE/bin/smoke" ]]; then
     step "app smoke (cuda)" bash -c "'$HERE/bin/smoke' --backend cuda --len 16777216 | tee -a '$BENCH'"

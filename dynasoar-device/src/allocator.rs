@@ -230,11 +230,11 @@ pub fn allocate_in_group<C: ClassSpec, S: BlockStore, const LOSSES: u32>(
         handed_out += count;
     }
     if mine.is_none() && group.size > 1 && !leader_starved {
-        // Seen on an H200 (Hopper, independent thread scheduling): now and then a lane leaves
-        // the hand-out without a slot although its leader found them all (about one lane in a
-        // thousand in Wa-Tor's breeding phases; never with one lane per group). Until the
-        // cause is found, such a lane allocates on its own; `coalescing_misses` counts it so
-        // tests and stats keep the problem visible. Out of memory is reported only if this
+        // A lane the hand-out skipped although its leader served the whole group: seen on an
+        // H200 while ptxas took `activemask` for warp-uniform and shuffled without syncing the
+        // group (fixed in `arch::activemask`), which also leaked the skipped slot. It should
+        // not happen any more; if it does, the lane allocates alone and `coalescing_misses`
+        // counts it so that tests and stats show it. Out of memory is reported only if this
         // attempt starves as well.
         store.coalescing_misses().fetch_add(1);
         if let Some((block, slots)) = reserve_slots::<C, S, LOSSES>(store, 1, &mut seed) {

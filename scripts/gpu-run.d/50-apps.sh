@@ -1,6 +1,6 @@
 # SMMO apps at the paper's default sizes, each with its SOA and AOS baselines in the same run
-# (issue "SMMO apps I"). Set APPS to choose, APP_ARGS_<app> for extra arguments.
-APPS=${APPS:-"nbody collision wa-tor game-of-life"}
+# (issues "SMMO apps I" and "II"; all nine take about 5 minutes on an H200). Set APPS to choose, APP_ARGS_<app> for extra arguments.
+APPS=${APPS:-"nbody collision wa-tor game-of-life sugarscape structure traffic generation barnes-hut"}
 for app in $APPS; do
   [[ -x "$HERE/bin/$app" ]] || continue
   var="APP_ARGS_${app//-/_}"

@@ -202,6 +202,8 @@ fn dsl_semantics_on_every_allocator_on_cpu() {
 #[test]
 fn dsl_semantics_on_every_allocator_on_gpu() {
     for store in general_stores() {
+        // Progress (shown with --nocapture): a store that hangs is the last one named.
+        eprintln!("store {store}");
         let Some(rt) = gpu_runtime_on::<Zoo>("dsl_semantics_on_every_allocator_on_gpu", store, 64 << 20)
         else {
             return;

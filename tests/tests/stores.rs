@@ -29,6 +29,8 @@ fn recorder() -> Recorder {
 /// Run `check(store)` for every store, naming the store in a failure.
 fn for_every_store(backend: Backend, check: impl Fn(RunOptions)) {
     for store in general_stores() {
+        // Progress (shown with --nocapture): a store that hangs is the last one named.
+        eprintln!("store {store} ({backend:?}): {}", std::any::type_name_of_val(&check));
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| check(on(backend, store))));
         if let Err(e) = result {
             let msg = e
