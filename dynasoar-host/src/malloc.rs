@@ -142,6 +142,20 @@ pub fn describe_errors(kind: MallocKind, bits: u32, failed: u32, bytes: u64) -> 
     if bits & errors::UNSUPPORTED != 0 {
         parts.push(format!("an operation `{kind}` does not support was asked for (see its documentation)"));
     }
+    if bits & errors::OURO_WAIT_TIMEOUT != 0 {
+        let waits: Vec<&str> = errors::OURO_WAIT_SITES
+            .iter()
+            .enumerate()
+            .filter(|(site, _)| bits & (1 << (errors::OURO_WAIT_SITE_SHIFT + *site as u32)) != 0)
+            .map(|(_, what)| *what)
+            .collect();
+        parts.push(format!(
+            "a wait inside the allocator made no progress for several seconds and gave up (the \
+             wait of {}): the operation failed (a malloc returned null, or a freed block was \
+             lost); this is an allocator bug, please report it",
+            if waits.is_empty() { "an unknown site".to_string() } else { waits.join("; and of ") }
+        ));
+    }
     parts.join("; ")
 }
 

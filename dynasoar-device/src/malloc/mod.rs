@@ -79,6 +79,28 @@ pub mod errors {
     pub const INVALID_FREE: u32 = 1 << 2;
     /// An operation the allocator does not support (e.g. FDGMalloc's `free` of one pointer).
     pub const UNSUPPORTED: u32 = 1 << 3;
+    /// Ouroboros: a wait for another thread's step went several seconds without progress and
+    /// gave up, so a hang became this error. The operation failed: its malloc returned null,
+    /// or the block (or queue entry) it was freeing was lost. Bits
+    /// [`OURO_WAIT_SITE_SHIFT`]`..` say which waits gave up ([`OURO_WAIT_SITES`] names them).
+    pub const OURO_WAIT_TIMEOUT: u32 = 1 << 4;
+    /// First bit of the Ouroboros wait sites that gave up (see [`OURO_WAIT_TIMEOUT`]).
+    pub const OURO_WAIT_SITE_SHIFT: u32 = 16;
+    /// The Ouroboros waits, by site number (`ouroboros::queue::WaitSite`).
+    pub const OURO_WAIT_SITES: [&str; 7] = [
+        "an enqueuer for the previous round's dequeuer of its slot",
+        "a dequeuer for the enqueuer of its ticket to write the entry",
+        "a queue operation for its segment to be mapped (or an older one to drain)",
+        "a queue for one of its segments to drain (all storage promised to it in use)",
+        "a promised chunk of the pool",
+        "a malloc for its page size's refill or for a listed chunk",
+        "a chunk holder for a freed page's bit",
+    ];
+
+    /// The bits to raise when Ouroboros wait `site` gives up.
+    pub const fn ouro_wait_site(site: u32) -> u32 {
+        OURO_WAIT_TIMEOUT | (1 << (OURO_WAIT_SITE_SHIFT + site))
+    }
 }
 
 /// A general-purpose device allocator living in one [`Region`].

@@ -9,8 +9,12 @@
 //! clears the listing when the chunk is full; a free that raises a full chunk's count lists it
 //! again. State transitions are single compare-exchanges on the state word, so a free and the
 //! holder's "chunk is full" decision cannot both miss each other.
+//!
+//! Waits are bounded (see [`queue`](super::queue)): a malloc whose wait gives up returns null;
+//! a chunk whose listing could not be queued is unlisted again (a later free lists it anew),
+//! so the listed count never waits on an entry that does not exist.
 
-use super::queue::IndexQueue;
+use super::queue::{IndexQueue, Wait, WaitSite};
 use super::{
     BITMAP_BYTES, CHUNK_BYTES, CHUNK_TABLE, CLASS_LISTED, CLASS_META_BYTES, CLASS_REFILLING, CLASSES,
     MIN_PAGE_BYTES, Ouroboros,
@@ -18,6 +22,7 @@ use super::{
 use crate::arch::atomic::{Atomic32, Atomic64};
 use crate::arch::{self, Backoff};
 use crate::malloc::errors;
+use core::ptr::null_mut;
 
 /// State word: free pages in the low bits, the listing flag, and class + 1 in the top byte
 /// (0: the chunk is in the pool).
@@ -45,14 +50,16 @@ impl<const VARIANT: u8> Ouroboros<VARIANT> {
     pub(super) fn malloc_from_chunks(&self, class: usize) -> *mut u8 {
         let Some(queue) = self.queue(class) else { return core::ptr::null_mut() };
         let refilling = self.counter(CLASS_META_BYTES * (class as u64 + 1) + CLASS_REFILLING);
-        let mut backoff = Backoff::new();
+        let mut wait = Wait::new(WaitSite::Refill);
         loop {
             if let Some(chunk) = queue.dequeue() {
-                if let Some(page) = self.take_page(chunk as u64, class, &queue) {
-                    return page;
+                match self.take_page(chunk as u64, class, &queue) {
+                    Taken::Page(page) => return page,
+                    // The chunk went back to the pool; others are listed.
+                    Taken::Gone => continue,
+                    // A wait gave up (raised in the region).
+                    Taken::Failed => return null_mut(),
                 }
-                // The chunk went back to the pool; others are listed.
-                continue;
             }
             // One refiller per page size, as for page-based queues: a burst of misses must not
             // take one chunk per thread.
@@ -67,10 +74,14 @@ impl<const VARIANT: u8> Ouroboros<VARIANT> {
                 // for it rather than fail. Every listed chunk is in the queue or held by a
                 // thread in progress, so this ends once the listed chunks run out of pages.
                 if self.listed_chunks(class).load() == 0 {
-                    return core::ptr::null_mut();
+                    return null_mut();
                 }
             }
-            backoff.snooze();
+            // Listed chunks move through the queue (restarting the count) while held ones come
+            // back.
+            if !wait.snooze(&self.region, || queue.progress()) {
+                return null_mut();
+            }
         }
     }
 
@@ -80,10 +91,10 @@ impl<const VARIANT: u8> Ouroboros<VARIANT> {
     }
 
     /// Allocates a page from `chunk`, which the caller dequeued (so it holds the listing).
-    /// `None` when the chunk was entirely free and went back to the pool instead.
-    fn take_page(&self, chunk: u64, class: usize, queue: &IndexQueue) -> Option<*mut u8> {
+    /// [`Taken::Gone`] when the chunk was entirely free and went back to the pool instead.
+    fn take_page(&self, chunk: u64, class: usize, queue: &IndexQueue) -> Taken {
         if chunk >= self.layout.chunks {
-            return None;
+            return Taken::Gone;
         }
         let state = self.chunk_state(chunk);
         let pages = pages_per_chunk(class);
@@ -92,12 +103,12 @@ impl<const VARIANT: u8> Ouroboros<VARIANT> {
             let current = state.load();
             if current >> CLASS_SHIFT != class as u32 + 1 || current & LISTED == 0 {
                 // Not a listed chunk of this class: only a corrupted queue entry gets here.
-                return None;
+                return Taken::Gone;
             }
             let free = current & COUNT_MASK;
             if free == 0 {
                 self.unlist_or_requeue(chunk, class, queue);
-                return None;
+                return Taken::Gone;
             }
             // An entirely free chunk goes back to the pool for any page size, unless it is the
             // only chunk listed here (then it would come straight back on the next miss).
@@ -105,7 +116,7 @@ impl<const VARIANT: u8> Ouroboros<VARIANT> {
                 if state.compare_exchange(current, 0).is_ok() {
                     self.listed_chunks(class).fetch_sub(1);
                     self.release_chunk(class, chunk);
-                    return None;
+                    return Taken::Gone;
                 }
             } else if state.compare_exchange(current, current - 1).is_ok() {
                 break;
@@ -114,18 +125,24 @@ impl<const VARIANT: u8> Ouroboros<VARIANT> {
         }
         // Pairs with the fence a free makes between setting the bit and raising the count.
         arch::fence();
-        let page = self.claim_page_bit(chunk, pages);
+        let Some(page) = self.claim_page_bit(chunk, pages) else {
+            // Give the reserved count back (no bit was taken) and let the chunk go on.
+            state.fetch_add(1);
+            self.unlist_or_requeue(chunk, class, queue);
+            return Taken::Failed;
+        };
         self.unlist_or_requeue(chunk, class, queue);
         // The page's last owner wrote it before freeing it (it fenced before setting the bit).
         arch::fence();
         let offset = self.layout.pool + chunk * CHUNK_BYTES + page as u64 * (MIN_PAGE_BYTES << class);
-        Some(self.region.body().wrapping_add(offset as usize))
+        Taken::Page(self.region.body().wrapping_add(offset as usize))
     }
 
     /// Clears one set bit of `chunk`'s bitmap; the caller reserved a free page in the count.
-    fn claim_page_bit(&self, chunk: u64, pages: u32) -> u32 {
+    /// `None` if the wait for a free's bit gave up (raised in the region).
+    fn claim_page_bit(&self, chunk: u64, pages: u32) -> Option<u32> {
         let words = pages.div_ceil(64);
-        let mut backoff = Backoff::new();
+        let mut wait = Wait::new(WaitSite::PageBit);
         loop {
             let mut word = 0;
             while word < words {
@@ -134,13 +151,15 @@ impl<const VARIANT: u8> Ouroboros<VARIANT> {
                 if current != 0 {
                     let bit = current.trailing_zeros();
                     if bits.fetch_and(!(1u64 << bit)) & (1u64 << bit) != 0 {
-                        return word * 64 + bit;
+                        return Some(word * 64 + bit);
                     }
                 }
                 word += 1;
             }
             // A free raised the count before its bit became visible here: it is on its way.
-            backoff.snooze();
+            if !wait.snooze(&self.region, || 0) {
+                return None;
+            }
         }
     }
 
@@ -152,8 +171,31 @@ impl<const VARIANT: u8> Ouroboros<VARIANT> {
         loop {
             let current = state.load();
             if current & COUNT_MASK > 0 {
-                // Cannot fail: the queue has a slot for every chunk and this one is listed once.
-                let _ = queue.enqueue(chunk as u32);
+                // Never full: the queue has a slot for every chunk and this one is listed once.
+                self.requeue(chunk, class, queue);
+                return;
+            }
+            if state.compare_exchange(current, current & !LISTED).is_ok() {
+                self.listed_chunks(class).fetch_sub(1);
+                return;
+            }
+            backoff.retry();
+        }
+    }
+
+    /// Queues `chunk`, which is listed and held by the caller. If a wait gives up (raised in
+    /// the region), the chunk is unlisted instead, so that no one waits for an entry that
+    /// does not exist; the next free of one of its pages lists it again.
+    fn requeue(&self, chunk: u64, class: usize, queue: &IndexQueue) {
+        if queue.enqueue(chunk as u32).is_ok() {
+            return;
+        }
+        let state = self.chunk_state(chunk);
+        let mut backoff = Backoff::new();
+        loop {
+            let current = state.load();
+            if current & LISTED == 0 {
+                // Not ours to unlist (cannot happen while we hold the listing).
                 return;
             }
             if state.compare_exchange(current, current & !LISTED).is_ok() {
@@ -202,7 +244,7 @@ impl<const VARIANT: u8> Ouroboros<VARIANT> {
                         any = true;
                     } else {
                         // Still listed and held by us: a free cannot unlist it.
-                        let _ = queue.enqueue(chunk as u32);
+                        self.requeue(chunk, class, &queue);
                     }
                 }
             }
@@ -238,7 +280,7 @@ impl<const VARIANT: u8> Ouroboros<VARIANT> {
         arch::fence();
         if free > 0 {
             self.listed_chunks(class).fetch_add(1);
-            let _ = queue.enqueue(chunk as u32);
+            self.requeue(chunk, class, queue);
         }
         Some(self.region.body().wrapping_add((self.layout.pool + chunk * CHUNK_BYTES) as usize))
     }
@@ -295,12 +337,21 @@ impl<const VARIANT: u8> Ouroboros<VARIANT> {
                 }
             } else if state.compare_exchange(current, (current + 1) | LISTED).is_ok() {
                 self.listed_chunks(class).fetch_add(1);
-                let _ = queue.enqueue(chunk as u32);
+                self.requeue(chunk, class, &queue);
                 return;
             }
             backoff.retry();
         }
     }
+}
+
+/// What [`take_page`](Ouroboros::take_page) got from a dequeued chunk.
+enum Taken {
+    Page(*mut u8),
+    /// The chunk went back to the pool (or the entry was not a listed chunk of the class).
+    Gone,
+    /// A wait gave up (raised in the region).
+    Failed,
 }
 
 const _: () = assert!(CHUNK_BYTES / MIN_PAGE_BYTES <= COUNT_MASK as u64);

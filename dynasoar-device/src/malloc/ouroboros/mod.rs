@@ -46,6 +46,13 @@
 //! per-queue array of chunk indices (`VA-*`), or as chunks linked from front to back, freed
 //! from the front when drained (`VL-*`).
 //!
+//! **Bounded waits.** Every wait of this module gives up after [`queue::WAIT_ROUNDS`] back-off
+//! rounds (and [`queue::WAIT_MIN_CLOCKS`] clock ticks) without progress of what it waits on,
+//! several seconds on a GPU, raises [`errors::OURO_WAIT_TIMEOUT`] with the bit of the wait
+//! (named for the host by [`errors::OURO_WAIT_SITES`]) and fails its operation: malloc returns
+//! null; a free whose entry cannot be queued loses the block (reported). None should ever
+//! give up; if one does, a hang became an error that says where.
+//!
 //! Departures and limits:
 //! - Chunk-based queues: the paper lets threads allocate from the chunk at the queue's front
 //!   without dequeuing it. With our ticket queue a front chunk cannot be read without
@@ -60,15 +67,21 @@
 //!   the pool is exhausted. Promises are kept for good, so in small regions (a few dozen
 //!   chunks) each page size in use ties up two chunks.
 //!   Storage is taken physically only while segments are in use and given back when drained.
-//!   A queue may map more segments than promised only while a dequeuer stalls in a segment
-//!   that thousands of later entries have passed; an enqueuer that then needs a chunk from an
-//!   exhausted pool waits until such a segment drains.
+//!   A queue never maps more segments than promised: when a dequeuer stalls in a segment that
+//!   later entries have passed, the mapper of a new segment waits for one of the queue's own
+//!   segments to drain (which needs only dequeuers already in progress, see [`queue`]), never
+//!   for the pool, whose last chunks other page sizes and data chunks were promised. (Earlier
+//!   the pool was the one to wait on, for drains that could need dequeuers that never come.)
 //! - Virtualized queues: a queue may span at most `segments` segments (the array's length, or
 //!   the linked queue's window), so an enqueuer in a new segment may wait for the segment that
 //!   many segments earlier to drain; the occupancy limit of `(segments - 1)` segments makes
 //!   every ticket of that segment already held by a dequeuer in progress, so the wait ends.
-//! - Linked storage walks from the head to a ticket's segment (at most `segments` links, one
-//!   walk per operation); each link read is validated against the head, which never repeats.
+//!   Array entries name the round of segments they serve, so a later segment never takes an
+//!   entry before the earlier segment of that entry was mapped and drained.
+//! - Linked storage finds the tail's segment and its successor through a per-queue tail word
+//!   (appending is a compare-exchange on it), and earlier segments by a walk from the head (at
+//!   most `segments` links); each link read is validated against the head, which never
+//!   repeats, and no thread writes a link of a chunk it has not made sure is still linked.
 //! - Page-based static queues must never overflow (an overflow would lose a page), so each
 //!   holds as many entries as its page size can ever have pages; to keep that storage bounded
 //!   (about 22% of the pool), page sizes 16 and 32 may use at most a quarter of the chunks
@@ -79,7 +92,7 @@
 //!   detected and ignored (`INVALID_FREE`); chunk-based variants detect every double free (the
 //!   page's bit is already set), page-based ones only when it would overflow a static queue
 //!   (with virtualized storage a double free goes undetected and adds an entry that no storage
-//!   was promised for).
+//!   was promised for: a queue wait may then give up, see the bounded waits above).
 
 mod chunks;
 mod queue;
@@ -88,7 +101,7 @@ use super::system::SystemMalloc;
 use super::{Caps, DeviceMalloc, FreeSupport, HEADER_BYTES, MallocKind, Region, errors};
 use crate::arch::atomic::{Atomic32, Atomic64};
 use crate::arch::{self};
-use queue::{ChunkPool, IndexQueue, Storage};
+use queue::{ChunkPool, IndexQueue, QueueError, Segments, Storage, Wait, WaitSite};
 
 /// Bytes of one chunk (the paper's default).
 pub const CHUNK_BYTES: u64 = 8192;
@@ -111,6 +124,11 @@ const CLASS_RESERVED: u64 = 48;
 const CLASS_QUEUE_HEAD: u64 = 56;
 /// Per-class count of listed chunks (chunk-based queues).
 const CLASS_LISTED: u64 = 64;
+/// Per-class count of segments the class queue has mapped (virtualized queues; at most
+/// `CLASS_RESERVED`).
+const CLASS_MAPPED: u64 = 72;
+/// Per-class tail of a linked-chunk queue.
+const CLASS_QUEUE_TAIL: u64 = 80;
 /// Counters of the queue of chunks returned to the pool (after the class blocks).
 const FREE_CHUNK_META: u64 = CLASS_META_BYTES * (CLASSES as u64 + 1);
 /// Start of the per-chunk table (page size, or the chunk state for chunk-based queues).
@@ -131,7 +149,8 @@ const MAX_POOL_BYTES: u64 = 1 << 36;
 const _: () = assert!(MIN_PAGE_BYTES << (CLASSES - 1) == CHUNK_BYTES);
 const _: () = assert!(FREE_CHUNK_META + queue::META_BYTES <= CHUNK_TABLE);
 const _: () = assert!(queue::META_BYTES <= CLASS_CHUNKS);
-const _: () = assert!(CLASS_QUEUE_HEAD + 8 <= CLASS_LISTED && CLASS_LISTED + 8 <= CLASS_META_BYTES);
+const _: () = assert!(CLASS_QUEUE_HEAD + 8 <= CLASS_LISTED && CLASS_LISTED + 8 <= CLASS_MAPPED);
+const _: () = assert!(CLASS_MAPPED + 8 <= CLASS_QUEUE_TAIL && CLASS_QUEUE_TAIL + 8 <= CLASS_META_BYTES);
 
 /// Where everything lives in the body; a pure function of the body size and the variant.
 #[derive(Clone, Copy, Debug)]
@@ -289,11 +308,22 @@ impl<const VARIANT: u8> Ouroboros<VARIANT> {
     fn queue(&self, class: usize) -> Option<IndexQueue> {
         let slots = *self.layout.slots.get(class)?;
         let meta = CLASS_META_BYTES * (class as u64 + 1);
-        let segments = *self.layout.segments.get(class)?;
+        let length = *self.layout.segments.get(class)?;
+        let segments = Segments {
+            pool: self.pool(),
+            slots: queue::SEGMENT_SLOTS,
+            mapped: meta + CLASS_MAPPED,
+            reserved: meta + CLASS_RESERVED,
+        };
         let storage = if Self::LINKED_STORAGE {
-            Storage::Linked { head: meta + CLASS_QUEUE_HEAD, window: segments, pool: self.pool() }
+            Storage::Linked {
+                head: meta + CLASS_QUEUE_HEAD,
+                tail: meta + CLASS_QUEUE_TAIL,
+                window: length,
+                segments,
+            }
         } else if Self::VIRTUAL_STORAGE {
-            Storage::Array { entries: slots, length: segments, pool: self.pool() }
+            Storage::Array { entries: slots, length, segments }
         } else {
             Storage::Static { slots }
         };
@@ -301,15 +331,17 @@ impl<const VARIANT: u8> Ouroboros<VARIANT> {
     }
 
     /// Virtualized queues: makes sure the class queue can map enough segments for `entries`
-    /// entries without ever finding the pool empty, by promising pool
-    /// chunks ahead. Only the class's refiller calls this; promises are kept for good.
+    /// entries without ever finding the pool empty, by promising pool chunks ahead. The queue
+    /// never maps more segments than promised (it waits for one of its own to drain instead,
+    /// see [`queue`]). Only the class's refiller calls this; promises are kept for good.
     fn reserve_queue_storage(&self, class: usize, entries: u64) -> bool {
         if !Self::VIRTUAL_STORAGE {
             return true;
         }
         let reserved = self.counter(CLASS_META_BYTES * (class as u64 + 1) + CLASS_RESERVED);
         // `entries` live entries span at most this many segments; a drained segment goes
-        // back at once.
+        // back at once. At least two, which linked storage needs to append past a drained
+        // tail.
         let needed = entries.div_ceil(queue::SEGMENT_SLOTS) + 1;
         while reserved.load() < needed {
             if !self.pool().commit() {
@@ -324,8 +356,10 @@ impl<const VARIANT: u8> Ouroboros<VARIANT> {
     fn release_chunk(&self, class: usize, chunk: u64) {
         self.counter(CLASS_META_BYTES * (class as u64 + 1) + CLASS_CHUNKS).fetch_sub(1);
         let pool = self.pool();
-        pool.give_back(chunk);
-        pool.uncommit();
+        // A chunk that could not be given back (a wait gave up, raised) stays promised.
+        if pool.give_back(chunk) {
+            pool.uncommit();
+        }
     }
 
     fn counter(&self, offset: u64) -> &Atomic64 {
@@ -360,13 +394,19 @@ impl<const VARIANT: u8> Ouroboros<VARIANT> {
             self.pool().uncommit();
             return None;
         }
-        Some(self.pool().take_committed())
+        let chunk = self.pool().take_committed();
+        if chunk.is_none() {
+            // A wait gave up (raised in the region).
+            held.fetch_sub(1);
+            self.pool().uncommit();
+        }
+        chunk
     }
 
     fn malloc_small(&self, class: usize) -> *mut u8 {
         let Some(queue) = self.queue(class) else { return core::ptr::null_mut() };
         let refilling = self.counter(CLASS_META_BYTES * (class as u64 + 1) + CLASS_REFILLING);
-        let mut backoff = arch::Backoff::new();
+        let mut wait = Wait::new(WaitSite::Refill);
         loop {
             if let Some(index) = queue.dequeue() {
                 return self.page_ptr(index);
@@ -382,7 +422,10 @@ impl<const VARIANT: u8> Ouroboros<VARIANT> {
                     None => queue.dequeue().map_or(core::ptr::null_mut(), |index| self.page_ptr(index)),
                 };
             }
-            backoff.snooze();
+            // The refiller is at work: its enqueues move the queue (and restart the count).
+            if !wait.snooze(&self.region, || queue.progress()) {
+                return core::ptr::null_mut();
+            }
         }
     }
 
@@ -397,7 +440,8 @@ impl<const VARIANT: u8> Ouroboros<VARIANT> {
         let pages = (CHUNK_BYTES >> (class as u64 + 4)) as u32;
         let mut page = 1;
         while page < pages {
-            // Cannot fail: the queue holds every page its class can ever have.
+            // Cannot be full: the queue holds every page its class can ever have. A wait that
+            // gave up loses the page (raised in the region).
             let _ = queue.enqueue(first + page * units_per_page);
             page += 1;
         }
@@ -417,8 +461,9 @@ impl<const VARIANT: u8> Ouroboros<VARIANT> {
             return;
         }
         let Some(queue) = self.queue(class as usize - 1) else { return };
-        if !queue.enqueue((offset / MIN_PAGE_BYTES) as u32) {
-            // Only more frees than pages can overflow the queue: a double free.
+        if queue.enqueue((offset / MIN_PAGE_BYTES) as u32) == Err(QueueError::Full) {
+            // Only more frees than pages can overflow the queue: a double free. (A wait that
+            // gave up raised its own error.)
             self.region.raise(errors::INVALID_FREE);
         }
     }
