@@ -17,13 +17,48 @@ pub trait Compared {
     fn columns(&self) -> Vec<(&'static str, u64)>;
 }
 
+/// Implements [`Compared`] for an app's `Outcome`, which has `total` and `enumeration` fields and
+/// a `fingerprint()` method; the table's own columns are the given `name => |outcome| count`.
+#[macro_export]
+macro_rules! impl_compared {
+    ($outcome:ty { $($name:literal => |$o:ident| $value:expr),* $(,)? }) => {
+        impl $crate::compare::Compared for $outcome {
+            fn total(&self) -> std::time::Duration {
+                self.total
+            }
+            fn enumeration(&self) -> std::time::Duration {
+                self.enumeration
+            }
+            fn fingerprint(&self) -> u64 {
+                <$outcome>::fingerprint(self)
+            }
+            fn columns(&self) -> Vec<(&'static str, u64)> {
+                vec![$(($name, { let $o = self; $value })),*]
+            }
+        }
+    };
+}
+
+/// The options of the binaries that use [`run_and_report`] (flattened into their arguments).
+#[derive(clap::Args, Clone, Debug)]
+pub struct RunChoice {
+    /// Implementation to run.
+    #[arg(long = "impl", value_enum, default_value = "dynasoar")]
+    pub implementation: Implementation,
+    /// Run both baselines and the DSL version, and report the ratios.
+    #[arg(long)]
+    pub compare: bool,
+    /// No progress bar.
+    #[arg(long)]
+    pub no_progress: bool,
+    #[command(flatten)]
+    pub render: RenderArgs,
+}
+
 /// The command-line choices the run loop needs.
 pub struct Choices<'a> {
     pub common: &'a CommonArgs,
-    pub implementation: Implementation,
-    pub compare: bool,
-    pub render: &'a RenderArgs,
-    pub progress: bool,
+    pub run: &'a RunChoice,
     /// What the runs compute, for the warning when their fingerprints differ ("oceans").
     pub what: &'static str,
 }
@@ -35,7 +70,9 @@ pub fn run_and_report<O: Compared>(
     mut run: impl FnMut(Implementation, RunOptions, &mut Recorder, bool) -> anyhow::Result<O>,
     report: impl Fn(&'static str, &str, &O) -> Report,
 ) -> anyhow::Result<()> {
-    let Choices { common, implementation, compare, render, progress, what } = choices;
+    let Choices { common, run: choice, what } = choices;
+    let RunChoice { implementation, compare, no_progress, ref render } = *choice;
+    let progress = !no_progress;
     let options = common.run_options();
     let backend = common.executor()?.kind().name();
     let implementations = if compare {

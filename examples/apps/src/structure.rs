@@ -1095,20 +1095,4 @@ pub fn slots_agree(mesh: &Mesh) -> bool {
     })
 }
 
-impl crate::compare::Compared for Outcome {
-    fn total(&self) -> Duration {
-        self.total
-    }
-
-    fn enumeration(&self) -> Duration {
-        self.enumeration
-    }
-
-    fn fingerprint(&self) -> u64 {
-        Outcome::fingerprint(self)
-    }
-
-    fn columns(&self) -> Vec<(&'static str, u64)> {
-        vec![("nodes", self.nodes()), ("springs", self.springs())]
-    }
-}
+crate::impl_compared!(Outcome { "nodes" => |o| o.nodes(), "springs" => |o| o.springs() });

@@ -854,20 +854,4 @@ pub fn draw(cells: &[CellState], width: u32, height: u32, capacity: u32, max_wid
     canvas
 }
 
-impl crate::compare::Compared for Outcome {
-    fn total(&self) -> Duration {
-        self.total
-    }
-
-    fn enumeration(&self) -> Duration {
-        self.enumeration
-    }
-
-    fn fingerprint(&self) -> u64 {
-        Outcome::fingerprint(self)
-    }
-
-    fn columns(&self) -> Vec<(&'static str, u64)> {
-        vec![("males", self.males()), ("females", self.females())]
-    }
-}
+crate::impl_compared!(Outcome { "males" => |o| o.males(), "females" => |o| o.females() });

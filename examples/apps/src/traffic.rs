@@ -1159,20 +1159,4 @@ pub fn draw_cars(background: &Canvas, net: &Network, cars: &[CarState]) -> Canva
     canvas
 }
 
-impl crate::compare::Compared for Outcome {
-    fn total(&self) -> Duration {
-        self.total
-    }
-
-    fn enumeration(&self) -> Duration {
-        self.enumeration
-    }
-
-    fn fingerprint(&self) -> u64 {
-        Outcome::fingerprint(self)
-    }
-
-    fn columns(&self) -> Vec<(&'static str, u64)> {
-        vec![("cars", self.cars.len() as u64), ("created", self.created), ("removed", self.removed)]
-    }
-}
+crate::impl_compared!(Outcome { "cars" => |o| o.cars.len() as u64, "created" => |o| o.created, "removed" => |o| o.removed });

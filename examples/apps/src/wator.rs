@@ -628,20 +628,4 @@ pub fn draw(cells: &[CellState], width: u32, height: u32, max_width: u32) -> Can
     canvas
 }
 
-impl crate::compare::Compared for Outcome {
-    fn total(&self) -> Duration {
-        self.total
-    }
-
-    fn enumeration(&self) -> Duration {
-        self.enumeration
-    }
-
-    fn fingerprint(&self) -> u64 {
-        Outcome::fingerprint(self)
-    }
-
-    fn columns(&self) -> Vec<(&'static str, u64)> {
-        vec![("fish", self.fish()), ("sharks", self.sharks())]
-    }
-}
+crate::impl_compared!(Outcome { "fish" => |o| o.fish(), "sharks" => |o| o.sharks() });

@@ -4,11 +4,10 @@
 //! `cargo run --release --bin structure -- --nodes 1500000 --steps 500 --compare`
 
 use clap::Parser;
-use dynasoar_examples::compare::{Choices, run_and_report};
-use dynasoar_examples::render::RenderArgs;
+use dynasoar_examples::compare::{Choices, RunChoice, run_and_report};
 use dynasoar_examples::report::Report;
 use dynasoar_examples::structure::{Config, Outcome, run};
-use dynasoar_examples::{CommonArgs, Implementation, exit_on_error};
+use dynasoar_examples::{CommonArgs, exit_on_error};
 use dynasoar_models::structure::{Physics, config};
 
 #[derive(Parser)]
@@ -41,17 +40,8 @@ struct Args {
     /// Heap of the DSL version in MiB (default: enough for the mesh).
     #[arg(long)]
     heap_mib: Option<u64>,
-    /// Implementation to run.
-    #[arg(long = "impl", value_enum, default_value = "dynasoar")]
-    implementation: Implementation,
-    /// Run both baselines and the DSL version, and report the ratios.
-    #[arg(long)]
-    compare: bool,
-    /// No progress bar.
-    #[arg(long)]
-    no_progress: bool,
     #[command(flatten)]
-    render: RenderArgs,
+    run: RunChoice,
     #[command(flatten)]
     common: CommonArgs,
 }
@@ -98,14 +88,7 @@ fn run_app(args: Args) -> anyhow::Result<()> {
         heap_bytes,
     };
     cfg.validate()?;
-    let choices = Choices {
-        common: &args.common,
-        implementation: args.implementation,
-        compare: args.compare,
-        render: &args.render,
-        progress: !args.no_progress,
-        what: "meshes",
-    };
+    let choices = Choices { common: &args.common, run: &args.run, what: "meshes" };
     run_and_report(
         choices,
         |implementation, options, recorder, progress| run(implementation, options, &cfg, recorder, progress),

@@ -4,11 +4,10 @@
 //! `cargo run --release --bin traffic -- --intersections 17500 --steps 12000 --compare`
 
 use clap::Parser;
-use dynasoar_examples::compare::{Choices, run_and_report};
-use dynasoar_examples::render::RenderArgs;
+use dynasoar_examples::compare::{Choices, RunChoice, run_and_report};
 use dynasoar_examples::report::Report;
 use dynasoar_examples::traffic::{Config, DslSim, Network, Outcome, Simulation, run_on};
-use dynasoar_examples::{CommonArgs, Implementation, exit_on_error};
+use dynasoar_examples::{CommonArgs, exit_on_error};
 use dynasoar_models::traffic::config;
 
 #[derive(Parser)]
@@ -47,20 +46,11 @@ struct Args {
     /// Heap of the DSL version in MiB (default: enough for a car on every cell).
     #[arg(long)]
     heap_mib: Option<u64>,
-    /// Implementation to run.
-    #[arg(long = "impl", value_enum, default_value = "dynasoar")]
-    implementation: Implementation,
-    /// Run both baselines and the DSL version, and report the ratios.
-    #[arg(long)]
-    compare: bool,
     /// After the run, check the DSL version's objects against the network (slow for big runs).
     #[arg(long)]
     verify: bool,
-    /// No progress bar.
-    #[arg(long)]
-    no_progress: bool,
     #[command(flatten)]
-    render: RenderArgs,
+    run: RunChoice,
     #[command(flatten)]
     common: CommonArgs,
 }
@@ -120,14 +110,7 @@ fn run_app(args: Args) -> anyhow::Result<()> {
         net.lights.len()
     );
     let cells = net.num_cells();
-    let choices = Choices {
-        common: &args.common,
-        implementation: args.implementation,
-        compare: args.compare,
-        render: &args.render,
-        progress: !args.no_progress,
-        what: "traffic",
-    };
+    let choices = Choices { common: &args.common, run: &args.run, what: "traffic" };
     run_and_report(
         choices,
         |implementation, options, recorder, progress| {
