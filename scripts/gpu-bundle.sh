@@ -49,13 +49,33 @@ for t in "$BUNDLE"/tests/*; do
 done
 
 cp target/dynasoar-ptx/*/nvptx64-nvidia-cuda/release/deps/*.s "$BUNDLE/ptx/" 2>/dev/null || true
+# Cubins for sm_90 (H100/H200), named by the FNV-1a digest of the PTX the binaries embed: with
+# DYNASOAR_CUBIN_DIR set, the runtime loads these instead of having the driver JIT-compile
+# 5 MB of PTX in every process (tens of seconds on a cold machine).
+mkdir -p "$BUNDLE/cubin"
+PTXAS=${PTXAS:-.tools/ptxas/nvidia/cu13/bin/ptxas}
+if [[ -x $PTXAS ]]; then
+  echo "== assembling cubins for sm_90" >&2
+  for ptx in target/dynasoar-ptx/*/nvptx64-nvidia-cuda/release/deps/*.s; do
+    digest=$(python3 -c '
+import sys
+h = 0xcbf29ce484222325
+for b in open(sys.argv[1], "rb").read():
+    h = ((h ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+print(f"{h:016x}")' "$ptx")
+    "$PTXAS" -arch=sm_90 -O3 "$ptx" -o "$BUNDLE/cubin/$digest.sm_90.cubin" &
+  done
+  wait
+else
+  echo "== no ptxas at $PTXAS (scripts/install-ptxas.sh): the device will JIT the PTX" >&2
+fi
 cp -r ../shared/data "$BUNDLE/data" 2>/dev/null || true
 # Every binary embeds the models' PTX (two builds, ~8 MB of text): gzip's 32 KiB window cannot
 # see that the binaries repeat it (94 MB), xz with a dictionary larger than one binary can
 # (about 7 MB), far below the 64 MiB a device call may carry. run.sh unpacks it there.
 echo "== packing (xz, a few minutes)" >&2
-tar cf - -C "$BUNDLE" bin tests ptx | xz -6 --lzma2=preset=6,dict=256MiB > "$BUNDLE/payload.tar.xz"
-rm -rf "$BUNDLE/bin" "$BUNDLE/tests" "$BUNDLE/ptx"
+tar cf - -C "$BUNDLE" bin tests ptx cubin | xz -6 --lzma2=preset=6,dict=256MiB > "$BUNDLE/payload.tar.xz"
+rm -rf "$BUNDLE/bin" "$BUNDLE/tests" "$BUNDLE/ptx" "$BUNDLE/cubin"
 cp scripts/gpu-run.sh "$BUNDLE/run.sh"
 cp -r scripts/gpu-run.d "$BUNDLE/run.d"
 cp scripts/apps_table.py "$BUNDLE/"

@@ -32,6 +32,8 @@ BENCH="$OUT/bench.jsonl"
 : > "$LOG"; : > "$SUMMARY"; : > "$BENCH"; : > "$SUMMARY.tables"
 export DYNASOAR_REQUIRE_GPU=1
 export DYNASOAR_DATA="$HERE/data"
+# Prebuilt sm_90 cubins of the embedded PTX (see gpu-bundle.sh): no JIT on H100/H200.
+export DYNASOAR_CUBIN_DIR="$HERE/cubin"
 # Tests that run a binary of the workspace find it here (cargo's paths are not on this machine).
 export DYNASOAR_BIN_DIR="$HERE/bin"
 

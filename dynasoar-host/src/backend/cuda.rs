@@ -68,15 +68,19 @@ impl CudaExec {
         // SAFETY: no other stream of this context uses our buffers.
         unsafe { ctx.disable_event_tracking() };
         let stream = ctx.default_stream();
-        let module = ctx
-            .load_module(cudarc::nvrtc::Ptx::from_src(ptx))
-            .map_err(|e| Error::ModuleLoad { message: e.to_string() })?;
+        let (major, minor) =
+            ctx.compute_capability().map_err(|e| Error::driver("reading the compute capability", e))?;
+        let jit = || ctx.load_module(cudarc::nvrtc::Ptx::from_src(ptx));
+        let module = match prebuilt_cubin(ptx, major, minor) {
+            // A cubin the driver refuses (e.g. from a newer toolkit) is no loss: JIT the PTX.
+            Some(cubin) => ctx.load_module(cudarc::nvrtc::Ptx::from_binary(cubin)).or_else(|_| jit()),
+            None => jit(),
+        }
+        .map_err(|e| Error::ModuleLoad { message: e.to_string() })?;
 
         let attr = |a: Attr| ctx.attribute(a).map_err(|e| Error::driver("reading device attributes", e));
         let sms = attr(Attr::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as usize;
         let per_sm = attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR)? as usize;
-        let (major, minor) =
-            ctx.compute_capability().map_err(|e| Error::driver("reading the compute capability", e))?;
         let name = ctx.name().map_err(|e| Error::driver("reading the device name", e))?;
         Ok(CudaExec {
             description: format!("{name} (sm_{major}{minor}, {sms} SMs)"),
@@ -235,5 +239,31 @@ impl CudaExec {
                 e,
             )
         })
+    }
+}
+
+/// A cubin of `ptx` for this device, built ahead of time into `DYNASOAR_CUBIN_DIR` as
+/// `<ptx_digest(ptx) in hex>.sm_<major><minor>.cubin` (`scripts/gpu-bundle.sh` does this with
+/// ptxas). Loading it skips the driver's JIT compile of the PTX, which takes tens of seconds
+/// for the models' 5 MB on a machine whose JIT cache is cold.
+fn prebuilt_cubin(ptx: &str, major: i32, minor: i32) -> Option<Vec<u8>> {
+    let dir = std::env::var_os("DYNASOAR_CUBIN_DIR")?;
+    let name = format!("{:016x}.sm_{major}{minor}.cubin", ptx_digest(ptx));
+    std::fs::read(std::path::Path::new(&dir).join(name)).ok()
+}
+
+/// 64-bit FNV-1a of the PTX text: names its prebuilt cubins (the bundle script computes the
+/// same).
+fn ptx_digest(ptx: &str) -> u64 {
+    ptx.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn ptx_digest_is_fnv1a() {
+        // Reference values of 64-bit FNV-1a.
+        assert_eq!(super::ptx_digest(""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(super::ptx_digest("a"), 0xaf63_dc4c_8601_ec8c);
     }
 }
