@@ -49,8 +49,8 @@ for t in "$BUNDLE"/tests/*; do
 done
 
 cp target/dynasoar-ptx/*/nvptx64-nvidia-cuda/release/deps/*.s "$BUNDLE/ptx/" 2>/dev/null || true
-# Cubins for sm_90 (H100/H200), named by the FNV-1a digest of the PTX the binaries embed: with
-# DYNASOAR_CUBIN_DIR set, the runtime loads these instead of having the driver JIT-compile
+# Relocatable cubins (`ptxas -c`, linked by the runtime: see backend/cuda_link.rs) for sm_90, named by the FNV-1a digest of the PTX the binaries embed: with
+# DYNASOAR_CUBIN_DIR set, the runtime links these instead of having the driver compile
 # 5 MB of PTX in every process (tens of seconds on a cold machine).
 mkdir -p "$BUNDLE/cubin"
 PTXAS=${PTXAS:-.tools/ptxas/nvidia/cu13/bin/ptxas}
@@ -63,7 +63,7 @@ h = 0xcbf29ce484222325
 for b in open(sys.argv[1], "rb").read():
     h = ((h ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
 print(f"{h:016x}")' "$ptx")
-    "$PTXAS" -arch=sm_90 -O3 "$ptx" -o "$BUNDLE/cubin/$digest.sm_90.cubin" &
+    "$PTXAS" -c -arch=sm_90 -O3 "$ptx" -o "$BUNDLE/cubin/$digest.sm_90.cubin" &
   done
   wait
 else

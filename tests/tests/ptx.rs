@@ -87,7 +87,9 @@ fn ptxas_assembles_the_models_for_sm75_and_sm90() {
         let ptx = dir.join(format!("{name}.ptx"));
         std::fs::write(&ptx, source).unwrap();
         for arch in ["sm_75", "sm_90"] {
+            // `-c`: relocatable, as the runtime's linker compiles it (backend/cuda_link.rs).
             let out = Command::new(&ptxas)
+                .arg("-c")
                 .arg(format!("-arch={arch}"))
                 .arg("-v")
                 .arg(&ptx)

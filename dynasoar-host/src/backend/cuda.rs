@@ -12,6 +12,7 @@ use cudarc::driver::{
 use dynasoar_device::{Kernel, Plain};
 
 use super::Grid;
+use super::cuda_link::{self, LinkInput};
 use crate::error::{Error, Result};
 
 /// Kernel parameters as the driver sees them: the bytes of one `#[repr(C)]` plain value, which
@@ -70,13 +71,7 @@ impl CudaExec {
         let stream = ctx.default_stream();
         let (major, minor) =
             ctx.compute_capability().map_err(|e| Error::driver("reading the compute capability", e))?;
-        let jit = || ctx.load_module(cudarc::nvrtc::Ptx::from_src(ptx));
-        let module = match prebuilt_cubin(ptx, major, minor) {
-            // A cubin the driver refuses (e.g. from a newer toolkit) is no loss: JIT the PTX.
-            Some(cubin) => ctx.load_module(cudarc::nvrtc::Ptx::from_binary(cubin)).or_else(|_| jit()),
-            None => jit(),
-        }
-        .map_err(|e| Error::ModuleLoad { message: e.to_string() })?;
+        let module = load_models(&ctx, ptx, major, minor)?;
 
         let attr = |a: Attr| ctx.attribute(a).map_err(|e| Error::driver("reading device attributes", e));
         let sms = attr(Attr::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as usize;
@@ -242,10 +237,30 @@ impl CudaExec {
     }
 }
 
-/// A cubin of `ptx` for this device, built ahead of time into `DYNASOAR_CUBIN_DIR` as
-/// `<ptx_digest(ptx) in hex>.sm_<major><minor>.cubin` (`scripts/gpu-bundle.sh` does this with
-/// ptxas). Loading it skips the driver's JIT compile of the PTX, which takes tens of seconds
-/// for the models' 5 MB on a machine whose JIT cache is cold.
+/// The module of the models' PTX, linked as relocatable code (see [`cuda_link`] for why).
+///
+/// A relocatable cubin built ahead of time (`ptxas -c`, found by [`prebuilt_cubin`]) skips
+/// the compile; one the driver refuses (e.g. from a newer toolkit) is no loss, the PTX is
+/// compiled instead. `DYNASOAR_JIT=whole` loads the PTX as one whole program the way
+/// `cuModuleLoadData` does, to compare the two.
+fn load_models(ctx: &Arc<CudaContext>, ptx: &str, major: i32, minor: i32) -> Result<Arc<CudaModule>> {
+    let load = |image: Vec<u8>| ctx.load_module(cudarc::nvrtc::Ptx::from_binary(image)).map_err(|e| e.to_string());
+    let module = if std::env::var_os("DYNASOAR_JIT").is_some_and(|mode| mode == "whole") {
+        ctx.load_module(cudarc::nvrtc::Ptx::from_src(ptx)).map_err(|e| e.to_string())
+    } else {
+        ctx.bind_to_thread().map_err(|e| Error::driver("making the context current", e))?;
+        let from_ptx = || cuda_link::link(LinkInput::Ptx(ptx)).and_then(load);
+        match prebuilt_cubin(ptx, major, minor) {
+            Some(cubin) => cuda_link::link(LinkInput::RelocatableCubin(&cubin)).and_then(load).or_else(|_| from_ptx()),
+            None => from_ptx(),
+        }
+    };
+    module.map_err(|message| Error::ModuleLoad { message })
+}
+
+/// A relocatable cubin of `ptx` for this device, built ahead of time into
+/// `DYNASOAR_CUBIN_DIR` as `<ptx_digest(ptx) in hex>.sm_<major><minor>.cubin`
+/// (`scripts/gpu-bundle.sh` does this with `ptxas -c`).
 fn prebuilt_cubin(ptx: &str, major: i32, minor: i32) -> Option<Vec<u8>> {
     let dir = std::env::var_os("DYNASOAR_CUBIN_DIR")?;
     let name = format!("{:016x}.sm_{major}{minor}.cubin", ptx_digest(ptx));

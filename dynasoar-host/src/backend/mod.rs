@@ -2,6 +2,7 @@
 
 mod cpu;
 mod cuda;
+mod cuda_link;
 
 use std::marker::PhantomData;
 use std::str::FromStr;
