@@ -22,6 +22,14 @@ fn on(backend: Backend, store: ObjectStore) -> RunOptions {
     RunOptions { exec: exec(backend), store }
 }
 
+/// The DSL version's heap: on the GPU a generous 1 GiB for every app, as allocators with per-
+/// multiprocessor structures (XMalloc's superblocks, ...) need more than the apps' estimate
+/// for the dynasoar heap on a machine with 132 multiprocessors, and CUDA's own allocator takes
+/// its heap size once per process (from the first app). The CPU uses the apps' defaults.
+fn heap(backend: Backend) -> Option<u64> {
+    (backend == Backend::Cuda).then_some(1 << 30)
+}
+
 fn recorder() -> Recorder {
     Recorder::new(&RenderArgs::default()).unwrap()
 }
@@ -64,7 +72,13 @@ fn nbody_case(backend: Backend, bodies: u32, steps: u32) {
 
 fn collision_case(backend: Backend, bodies: u32, steps: u32) {
     let physics = dynasoar_models::collision::Physics { merge_threshold: 0.04, ..Default::default() };
-    let cfg = collision::Config { bodies, steps, physics, ..collision::Config::default() };
+    let cfg = collision::Config {
+        bodies,
+        steps,
+        physics,
+        heap_bytes: heap(backend),
+        ..collision::Config::default()
+    };
     let soa = collision::run(Implementation::Soa, exec(backend), &cfg, &mut recorder(), false)
         .unwrap_or_else(|e| panic!("{e:#}"));
     assert!(soa.bodies.len() < bodies as usize, "bodies merged");
@@ -80,7 +94,7 @@ fn collision_case(backend: Backend, bodies: u32, steps: u32) {
 }
 
 fn wator_case(backend: Backend, width: u32, height: u32, steps: u32) {
-    let cfg = wator::Config { width, height, steps, ..wator::Config::default() };
+    let cfg = wator::Config { width, height, steps, heap_bytes: heap(backend), ..wator::Config::default() };
     let soa = wator::run(Implementation::Soa, exec(backend), &cfg, &mut recorder(), false)
         .unwrap_or_else(|e| panic!("{e:#}"));
     for_every_store(backend, |opts| {
@@ -94,7 +108,12 @@ fn wator_case(backend: Backend, width: u32, height: u32, steps: u32) {
 
 fn game_of_life_case(backend: Backend, size: u32, steps: u32) {
     let pattern = game_of_life::Pattern::random(size, size, 0.35, 1).unwrap();
-    let cfg = game_of_life::Config { steps, verify: true, ..game_of_life::Config::new(pattern.clone()) };
+    let cfg = game_of_life::Config {
+        steps,
+        verify: true,
+        heap_bytes: heap(backend),
+        ..game_of_life::Config::new(pattern.clone())
+    };
     let expected = game_of_life::reference_run(&pattern, steps);
     for_every_store(backend, |opts| {
         let dsl = game_of_life::run(Implementation::Dynasoar, opts, &cfg, &mut recorder(), false)
@@ -104,7 +123,13 @@ fn game_of_life_case(backend: Backend, size: u32, steps: u32) {
 }
 
 fn sugarscape_case(backend: Backend, width: u32, height: u32, steps: u32) {
-    let cfg = sugarscape::Config { width, height, steps, ..sugarscape::Config::default() };
+    let cfg = sugarscape::Config {
+        width,
+        height,
+        steps,
+        heap_bytes: heap(backend),
+        ..sugarscape::Config::default()
+    };
     let soa = sugarscape::run(Implementation::Soa, exec(backend), &cfg, &mut recorder(), false)
         .unwrap_or_else(|e| panic!("{e:#}"));
     for_every_store(backend, |opts| {
@@ -117,7 +142,12 @@ fn sugarscape_case(backend: Backend, width: u32, height: u32, steps: u32) {
 
 fn structure_case(backend: Backend, nodes: u32, steps: u32) {
     let physics = dynasoar_models::structure::Physics { dt: 1.0, ..Default::default() };
-    let cfg = structure::Config { steps, physics, ..structure::Config::with_nodes(nodes) };
+    let cfg = structure::Config {
+        steps,
+        physics,
+        heap_bytes: heap(backend),
+        ..structure::Config::with_nodes(nodes)
+    };
     let soa = structure::run(Implementation::Soa, exec(backend), &cfg, &mut recorder(), false)
         .unwrap_or_else(|e| panic!("{e:#}"));
     for_every_store(backend, |opts| {
@@ -136,6 +166,7 @@ fn traffic_case(backend: Backend, intersections: u32, steps: u32) {
         producer_ratio: 0.05,
         target_ratio: 0.02,
         car_ratio: 0.2,
+        heap_bytes: heap(backend),
         ..traffic::Config::default()
     };
     let soa = traffic::run(Implementation::Soa, exec(backend), &cfg, &mut recorder(), false)
@@ -151,7 +182,12 @@ fn traffic_case(backend: Backend, intersections: u32, steps: u32) {
 
 fn generation_case(backend: Backend, size: u32, steps: u32) {
     let pattern = generation::burst_pattern(size, size, 10, 40).unwrap();
-    let cfg = generation::Config { steps, rule: Rule::default(), ..generation::Config::new(pattern) };
+    let cfg = generation::Config {
+        steps,
+        rule: Rule::default(),
+        heap_bytes: heap(backend),
+        ..generation::Config::new(pattern)
+    };
     let soa = generation::run(Implementation::Soa, exec(backend), &cfg, &mut recorder(), false)
         .unwrap_or_else(|e| panic!("{e:#}"));
     for_every_store(backend, |opts| {
@@ -162,7 +198,8 @@ fn generation_case(backend: Backend, size: u32, steps: u32) {
 }
 
 fn barnes_hut_case(backend: Backend, bodies: u32, steps: u32) {
-    let cfg = barnes_hut::Config { bodies, steps, ..barnes_hut::Config::default() };
+    let cfg =
+        barnes_hut::Config { bodies, steps, heap_bytes: heap(backend), ..barnes_hut::Config::default() };
     let soa = barnes_hut::run(Implementation::Soa, exec(backend), &cfg, &mut recorder(), false)
         .unwrap_or_else(|e| panic!("{e:#}"));
     for_every_store(backend, |opts| {

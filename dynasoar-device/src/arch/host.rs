@@ -81,6 +81,11 @@ pub fn ballot(mask: u32, pred: bool) -> u32 {
 }
 
 #[inline(always)]
+pub fn match_any(mask: u32, _key: u32) -> u32 {
+    mask & 1
+}
+
+#[inline(always)]
 pub fn shfl_u32(_mask: u32, value: u32, _src: u32) -> u32 {
     value
 }

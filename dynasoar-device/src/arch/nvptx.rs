@@ -80,6 +80,19 @@ pub fn ballot(mask: u32, pred: bool) -> u32 {
     unsafe { llvm_ballot_sync(mask, pred) }
 }
 
+/// The lanes of `mask` whose `key` equals this lane's. Every lane of `mask` must execute this
+/// call (sm_70+).
+#[inline(always)]
+pub fn match_any(mask: u32, key: u32) -> u32 {
+    let peers: u32;
+    // SAFETY: as for `ballot`.
+    unsafe {
+        asm!("match.any.sync.b32 {p}, {k}, {m};", p = out(reg32) peers, k = in(reg32) key, m = in(reg32) mask,
+             options(nostack, nomem))
+    };
+    peers
+}
+
 /// `value` of lane `src`. Every lane of `mask` must execute this call and `src` must be in it.
 #[inline(always)]
 pub fn shfl_u32(mask: u32, value: u32, src: u32) -> u32 {

@@ -1,7 +1,7 @@
 //! The group of lanes of a warp that are converged at a call site.
 
 use super::atomic::{Atomic32, Atomic64};
-use super::{activemask, lane_id, lanemask_lt, shfl_u32, shfl_u64};
+use super::{activemask, lane_id, lanemask_lt, match_any, shfl_u32, shfl_u64};
 
 /// The lanes of this warp that execute this call together, as seen by `activemask`.
 ///
@@ -24,7 +24,19 @@ impl WarpGroup {
     /// The group of lanes converged at this point.
     #[inline(always)]
     pub fn current() -> Self {
-        let mask = activemask();
+        Self::of_mask(activemask())
+    }
+
+    /// The lanes converged at this point whose `key` equals this lane's: the group for a
+    /// warp-aggregated update of a counter that depends on the lane (lanes of one group must
+    /// all address the same counter, or the leader's atomic serves lanes of other counters).
+    #[inline(always)]
+    pub fn current_with_key(key: u32) -> Self {
+        Self::of_mask(match_any(activemask(), key))
+    }
+
+    #[inline(always)]
+    fn of_mask(mask: u32) -> Self {
         WarpGroup {
             mask,
             leader: mask.trailing_zeros(),
