@@ -45,8 +45,13 @@
 //!   swallowed. A stale walker could in principle still meet a swallowed header that the new
 //!   owner's data overwrote with exactly a free header's bit pattern: the tag makes this
 //!   practically impossible but, as in the paper, it is not excluded.
-//! - **Out of memory**: a walker gives up after covering the whole circle once (null), so it
-//!   never loops while other threads hold chunks.
+//! - **Held chunks are visible**: a chunk a thread holds for a moment (claimed by a walker that
+//!   swallows or splits it, or being freed and merged) is marked `HELD`, not `USED`, until the
+//!   thread is done. A walker that passes a held chunk knows that memory may be about to come
+//!   free, as when it loses a race for a chunk that fits.
+//! - **Out of memory**: a walker gives up after covering the whole circle once (null) without
+//!   meeting another thread's held chunk or losing a race; otherwise it walks up to
+//!   `MAX_CIRCLES` circles, so it never loops for long while other threads hold chunks.
 //!
 //! # Limits
 //! First-fit on a circular list: allocation cost grows with fragmentation; requests split
@@ -73,9 +78,9 @@ const HINT_STRIDE: u64 = 32;
 /// Walks restarted from the pool's start (after a stale link) that do not count as walked.
 const MAX_FREE_RESTARTS: u32 = 2;
 /// Circles a walker makes before it reports out of memory, if on each it lost a race for a
-/// chunk that fit or gave back a merge: chunks that other threads hold only
-/// for a moment (while they swallow or split) look used to it. Seen on an H200 with 65,536
-/// threads in a pool of 16 times their demand: with one circle, up to 200 of them failed.
+/// chunk that fit, gave back a merge or passed a `HELD` chunk. Seen on an H200 with 65,536
+/// threads in a pool of 16 times their demand: with one circle, up to 200 of them failed; with
+/// eight but held chunks looking used, 12 failed after 15 rounds of fragmentation.
 const MAX_CIRCLES: u32 = 8;
 /// Most `memOffset` words of the multi variants.
 const MAX_HINTS: u64 = 256;
@@ -89,6 +94,8 @@ const NEXT_MASK: u64 = (1 << STATE_SHIFT) - 1;
 const FREE: u64 = 1;
 const USED: u64 = 2;
 const DEAD: u64 = 3;
+/// Held by one thread for a moment (being claimed, merged, split or freed).
+const HELD: u64 = 4;
 
 /// Requests up to this many bytes (bounded by the pool at run time).
 const MAX_SIZE: u32 = u32::MAX - 2 * UNIT as u32;
@@ -221,7 +228,7 @@ impl<const FUSED: bool, const MULTI: bool> CircularImpl<FUSED, MULTI> {
         };
         let state = (word >> STATE_SHIFT) & 0xFF;
         let plausible = word & TAG_MASK == TAG
-            && (FREE..=DEAD).contains(&state)
+            && (FREE..=HELD).contains(&state)
             && next > unit
             && next <= self.pool_units
             && (FUSED || word & NEXT_MASK == 0);
@@ -246,16 +253,23 @@ impl<const FUSED: bool, const MULTI: bool> CircularImpl<FUSED, MULTI> {
         Some(Header { state, next, word })
     }
 
-    /// Change the next offset of a chunk this thread holds (still `USED`).
+    /// Change the next offset of a chunk this thread holds (`HELD`).
     #[inline(always)]
     fn relink(&self, unit: u64, next: u64) {
         if FUSED {
             // SAFETY: the chunk is held, `unit < pool_units`.
-            unsafe { self.flag_word(unit) }.store(encode(USED, next));
+            unsafe { self.flag_word(unit) }.store(encode(HELD, next));
         } else {
             // SAFETY: as above.
             unsafe { self.next_word(unit) }.store(next);
         }
+    }
+
+    /// Hand the held chunk at `unit` (ending at `next`) to its user.
+    #[inline(always)]
+    fn mark_used(&self, unit: u64, next: u64) {
+        // SAFETY: the chunk is held, `unit < pool_units`.
+        unsafe { self.flag_word(unit) }.store(encode(USED, if FUSED { next } else { 0 }));
     }
 
     /// Publish the header of a free chunk at `unit` (a held chunk given back, or a new one).
@@ -342,7 +356,7 @@ impl<const FUSED: bool, const MULTI: bool> CircularImpl<FUSED, MULTI> {
             let fits = header.next - unit >= need;
             if header.state == FREE
                 && (fits || header.next < self.pool_units)
-                && let Some(held) = self.claim(unit, header, USED)
+                && let Some(held) = self.claim(unit, header, HELD)
             {
                 let next =
                     if held.next - unit >= need { held.next } else { self.swallow(unit, held.next, need) };
@@ -356,6 +370,7 @@ impl<const FUSED: bool, const MULTI: bool> CircularImpl<FUSED, MULTI> {
                         arch::fence();
                         self.relink(unit, after);
                     }
+                    self.mark_used(unit, after);
                     hint.store(self.wrap(after));
                     return Some(unit);
                 }
@@ -370,6 +385,9 @@ impl<const FUSED: bool, const MULTI: bool> CircularImpl<FUSED, MULTI> {
                 // Lost the race for a chunk that fit.
                 contended = true;
                 backoff.retry();
+            } else if header.state == HELD {
+                // Another thread's chunk for a moment: it may come free, merged with more.
+                contended = true;
             }
             walked += header.next - unit;
             unit = self.wrap(header.next);
@@ -378,7 +396,7 @@ impl<const FUSED: bool, const MULTI: bool> CircularImpl<FUSED, MULTI> {
 }
 
 // SAFETY: a chunk is handed out only by the thread whose compare-and-swap moved its header
-// from FREE to USED, and its data (the units after its header, up to its next offset) belongs
+// from FREE to HELD, and its data (the units after its header, up to its next offset) belongs
 // to no other chunk until it is freed: splitting gives the remainder its own header, merging
 // only takes free chunks claimed by the merging thread. Every pointer lies in the pool,
 // 16-byte aligned (`UNIT`).
@@ -458,7 +476,11 @@ unsafe impl<const FUSED: bool, const MULTI: bool> DeviceMalloc for CircularImpl<
             return;
         }
         let unit = data_unit - HEADER_UNITS;
-        let Some(header) = self.read(unit).filter(|h| h.state == USED) else {
+        // Hold it while merging: walkers then know it is coming free. A failed claim is a
+        // double free racing with this one.
+        let Some(header) =
+            self.read(unit).filter(|h| h.state == USED).and_then(|h| self.claim(unit, h, HELD))
+        else {
             self.region.raise(errors::INVALID_FREE);
             return;
         };
