@@ -49,8 +49,8 @@ for t in "$BUNDLE"/tests/*; do
 done
 
 cp target/dynasoar-ptx/*/nvptx64-nvidia-cuda/release/deps/*.s "$BUNDLE/ptx/" 2>/dev/null || true
-# Relocatable cubins (`ptxas -c`, linked by the runtime: see backend/cuda_link.rs) for sm_90, named by the FNV-1a digest of the PTX the binaries embed: with
-# DYNASOAR_CUBIN_DIR set, the runtime links these instead of having the driver compile
+# Cubins for sm_90 named by the FNV-1a digest of the PTX the binaries embed: with
+# DYNASOAR_CUBIN_DIR set, the runtime loads (or links) these instead of having the driver compile
 # 5 MB of PTX in every process (tens of seconds on a cold machine).
 mkdir -p "$BUNDLE/cubin"
 PTXAS=${PTXAS:-.tools/ptxas/nvidia/cu13/bin/ptxas}
@@ -63,7 +63,10 @@ h = 0xcbf29ce484222325
 for b in open(sys.argv[1], "rb").read():
     h = ((h ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
 print(f"{h:016x}")' "$ptx")
-    "$PTXAS" -c -arch=sm_90 -O3 "$ptx" -o "$BUNDLE/cubin/$digest.sm_90.cubin" &
+    # The runtime compiles the AOS build as relocatable code and the others as one program
+    # (host backend/cuda_link.rs says why); the cubins match, the runtime tells them apart.
+    reloc=(); [[ $ptx == *-aos/* ]] && reloc=(-c)
+    "$PTXAS" "${reloc[@]}" -arch=sm_90 -O3 "$ptx" -o "$BUNDLE/cubin/$digest.sm_90.cubin" &
   done
   wait
 else

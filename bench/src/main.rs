@@ -2,7 +2,9 @@
 //!
 //! - `synthetic`: the survey's synthetic tests (`002_...` section 4) on every allocator;
 //! - `registers`: registers of every allocator's malloc and free (`ptxas -v`);
-//! - `apps`: the DynaSOAr paper's Figures 10-12 (every app on every allocator).
+//! - `apps`: the DynaSOAr paper's Figures 10-12 (every app on every allocator);
+//! - `workloads`: a dynamic graph (survey 4.4.3-4.4.4) and a kd-tree build (`000_...` Table 2)
+//!   on every allocator.
 //!
 //! Every measurement is one JSON line on stdout; a table follows at the end; CSV, JSON and SVG
 //! files per test go to `--out`. See `bench/README.md`.
@@ -12,6 +14,7 @@ mod plot;
 mod record;
 mod registers;
 mod synthetic;
+mod workloads;
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -43,6 +46,9 @@ enum Command {
     /// The DynaSOAr paper's Figures 10 (every app on every allocator, enumeration time
     /// apart), 11 (largest problem size at a fixed heap) and 12 (Wa-Tor time per step).
     Apps(AppsArgs),
+    /// Real workloads: a dynamic graph (initialisation and updates, survey 4.4.3-4.4.4) and a
+    /// kd-tree build (`000_...` section 6, Table 2).
+    Workloads(WorkloadsArgs),
     /// One app run, in a child process of `apps` (so a hang can be killed): prints one JSON
     /// line.
     #[command(hide = true)]
@@ -113,6 +119,58 @@ struct AppsArgs {
     /// Time limit of one run in seconds; a run past it is killed and reported as `timeout`.
     #[arg(long, default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..=86_400))]
     timeout_s: u64,
+}
+
+#[derive(Args, Debug)]
+struct WorkloadsArgs {
+    #[command(flatten)]
+    common: CommonArgs,
+    #[command(flatten)]
+    backend: BackendArgs,
+    /// Workloads to run, comma-separated (default: all).
+    #[arg(long, value_delimiter = ',', value_enum)]
+    workloads: Vec<workloads::Workload>,
+    /// CI-size runs: small graphs and scenes, one timed run (seconds on the CPU).
+    #[arg(long)]
+    quick: bool,
+    /// Timed runs per measurement, after one warm-up run; the median is reported (default 3;
+    /// 1 with --quick).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    runs: Option<u32>,
+    /// Vertices of the graphs, comma-separated (default: 65536,262144; 1024,4096 with --quick).
+    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u32).range(2..=(1 << 26)))]
+    graph_vertices: Vec<u32>,
+    /// Smallest vertex degree of the power-law distribution.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    min_degree: u32,
+    /// Largest vertex degree (also for updates): adjacencies of at most this many edges.
+    #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..=(1 << 20)))]
+    max_degree: u32,
+    /// Update batches per scenario (default 4; 2 with --quick).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    batches: Option<u32>,
+    /// Updates (insertions or deletions) drawn per batch (default 32768; 1024 with --quick).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=(1 << 26)))]
+    batch_updates: Option<u32>,
+    /// Pool of the graph measurements in MiB (default 1024; 32 with --quick on the CPU).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=(1 << 20)))]
+    heap_mib: Option<u64>,
+    /// Primitives of the kd-tree scenes, comma-separated (default: 16384,65536; 500,2000
+    /// with --quick).
+    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..=(1 << 24)))]
+    kd_prims: Vec<u32>,
+    /// kd-tree nodes of at most this many references are leaves.
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    kd_leaf_size: u32,
+    /// Depth at which kd-tree nodes become leaves.
+    #[arg(long, default_value_t = 24, value_parser = clap::value_parser!(u32).range(1..=64))]
+    kd_max_depth: u32,
+    /// Pool of the kd-tree build in multiples of the root's array (200, as `000_...`).
+    #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    kd_pool_factor: u64,
+    /// Seed of the generated graphs, updates and scenes.
+    #[arg(long, default_value_t = 42)]
+    seed: u64,
 }
 
 #[derive(Args, Debug)]
@@ -214,6 +272,7 @@ fn main() -> ExitCode {
         Command::Registers(args) => run_registers(args),
         Command::Apps(args) => run_apps(args),
         Command::Measure(args) => run_measure(args),
+        Command::Workloads(args) => run_workloads(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -383,5 +442,53 @@ fn run_measure(args: &MeasureArgs) -> anyhow::Result<()> {
         serde_json::from_str(&args.job).context("--job is not a job of `dynasoar-bench apps`")?;
     let measured = apps::run_job(&job, args.backend.options(true));
     println!("{}", serde_json::to_string(&measured)?);
+    Ok(())
+}
+
+fn run_workloads(args: &WorkloadsArgs) -> anyhow::Result<()> {
+    let out = args.common.out_dir()?;
+    let exec = Executor::new(MODELS_PTX, args.backend.options(args.common.quiet))
+        .context("cannot start the backend")?;
+    let gpu = exec.kind() == BackendKind::Cuda;
+    let q = args.quick;
+    let or = |list: &Vec<u32>, quick: &[u32], full: &[u32]| {
+        if !list.is_empty() {
+            list.clone()
+        } else if q {
+            quick.to_vec()
+        } else {
+            full.to_vec()
+        }
+    };
+    let config = workloads::Config {
+        graph_vertices: or(&args.graph_vertices, &[1024, 4096], &[65536, 262_144]),
+        min_degree: args.min_degree,
+        max_degree: args.max_degree,
+        batches: args.batches.unwrap_or(if q { 2 } else { 4 }),
+        batch_updates: args.batch_updates.unwrap_or(if q { 1024 } else { 32768 }),
+        graph_heap_bytes: args.heap_mib.unwrap_or(if q && !gpu { 32 } else { 1024 }) << 20,
+        kd_prims: or(&args.kd_prims, &[500, 2000], &[16384, 65536]),
+        kd_leaf_size: args.kd_leaf_size,
+        kd_max_depth: args.kd_max_depth,
+        kd_pool_factor: args.kd_pool_factor,
+        runs: args.runs.unwrap_or(if q { 1 } else { 3 }),
+        seed: args.seed,
+    };
+    let bench = workloads::Bench { exec: &exec, backend: exec.kind().name(), config: &config };
+    let chosen =
+        if args.workloads.is_empty() { workloads::Workload::ALL.to_vec() } else { args.workloads.clone() };
+    eprintln!(
+        "dynasoar-bench workloads: {} on {}",
+        chosen.iter().map(|w| w.name()).collect::<Vec<_>>().join(","),
+        exec.description()
+    );
+    let bar = progress(args.common.quiet);
+    let records = workloads::run(&bench, &chosen, &args.common.kinds(), out, &bar)?;
+    bar.finish_and_clear();
+    let table = workloads::table(&records);
+    std::fs::write(out.join("workloads-summary.txt"), format!("{}\n{table}", exec.description()))
+        .with_context(|| format!("cannot write {}", out.join("workloads-summary.txt").display()))?;
+    println!("\n{table}");
+    eprintln!("dynasoar-bench workloads: {} measurements; files in {}", records.len(), out.display());
     Ok(())
 }

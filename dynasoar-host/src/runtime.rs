@@ -15,7 +15,7 @@ use dynasoar_device::{
 };
 
 use crate::aos::{AosHeap, TableCapacity};
-use crate::backend::{Backend, Executor, ExecutorOptions, Grid, Marker};
+use crate::backend::{Backend, Executor, ExecutorOptions, Grid, Marker, ModuleCompile};
 use crate::error::{Error, Result};
 use crate::heap::{ClassStats, DeviceHeap, HeapClass, HeapStats};
 
@@ -204,7 +204,11 @@ impl<A: AllocatorSpec> RuntimeBuilder<A> {
     }
 
     pub fn build(self) -> Result<Runtime<A>> {
-        let exec = Executor::new(self.ptx.for_store(self.store)?, self.exec)?;
+        let mut options = self.exec.clone();
+        if matches!(self.store, ObjectStore::Malloc(_)) {
+            options.module_compile = ModuleCompile::Relocatable;
+        }
+        let exec = Executor::new(self.ptx.for_store(self.store)?, options)?;
         let store = match self.store {
             ObjectStore::Dynasoar => {
                 let classes: Vec<HeapClass> = A::CLASSES

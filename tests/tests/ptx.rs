@@ -87,9 +87,10 @@ fn ptxas_assembles_the_models_for_sm75_and_sm90() {
         let ptx = dir.join(format!("{name}.ptx"));
         std::fs::write(&ptx, source).unwrap();
         for arch in ["sm_75", "sm_90"] {
-            // `-c`: relocatable, as the runtime's linker compiles it (backend/cuda_link.rs).
+            // As the runtime compiles it: the AOS build as relocatable code (`-c`), the other
+            // as one program (host backend/cuda_link.rs says why).
             let out = Command::new(&ptxas)
-                .arg("-c")
+                .args(if name.ends_with("-aos") { &["-c"][..] } else { &[][..] })
                 .arg(format!("-arch={arch}"))
                 .arg("-v")
                 .arg(&ptx)

@@ -18,6 +18,7 @@ pub mod bench;
 pub mod check;
 pub mod kernels;
 mod region;
+pub mod workloads;
 
 pub mod atomic;
 pub mod aw;

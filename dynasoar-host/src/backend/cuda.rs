@@ -11,8 +11,8 @@ use cudarc::driver::{
 };
 use dynasoar_device::{Kernel, Plain};
 
-use super::Grid;
 use super::cuda_link::{self, LinkInput};
+use super::{Grid, ModuleCompile};
 use crate::error::{Error, Result};
 
 /// Kernel parameters as the driver sees them: the bytes of one `#[repr(C)]` plain value, which
@@ -46,7 +46,7 @@ impl DeviceMem {
 }
 
 impl CudaExec {
-    pub fn new(ptx: &str, ordinal: usize) -> Result<Self> {
+    pub fn new(ptx: &str, ordinal: usize, compile: ModuleCompile) -> Result<Self> {
         // cudarc panics on its first driver call when libcuda is missing: ask first.
         // SAFETY: only tries to open the library.
         if !unsafe { cudarc::driver::sys::is_culib_present() } {
@@ -71,7 +71,7 @@ impl CudaExec {
         let stream = ctx.default_stream();
         let (major, minor) =
             ctx.compute_capability().map_err(|e| Error::driver("reading the compute capability", e))?;
-        let module = load_models(&ctx, ptx, major, minor)?;
+        let module = load_models(&ctx, ptx, major, minor, compile)?;
 
         let attr = |a: Attr| ctx.attribute(a).map_err(|e| Error::driver("reading device attributes", e));
         let sms = attr(Attr::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as usize;
@@ -237,30 +237,46 @@ impl CudaExec {
     }
 }
 
-/// The module of the models' PTX, linked as relocatable code (see [`cuda_link`] for why).
+/// The module of the models' PTX, compiled as `compile` says (see [`cuda_link`] for why the
+/// AOS build is compiled as relocatable code).
 ///
-/// A relocatable cubin built ahead of time (`ptxas -c`, found by [`prebuilt_cubin`]) skips
-/// the compile; one the driver refuses (e.g. from a newer toolkit) is no loss, the PTX is
-/// compiled instead. `DYNASOAR_JIT=whole` loads the PTX as one whole program the way
-/// `cuModuleLoadData` does, to compare the two.
-fn load_models(ctx: &Arc<CudaContext>, ptx: &str, major: i32, minor: i32) -> Result<Arc<CudaModule>> {
-    let load = |image: Vec<u8>| ctx.load_module(cudarc::nvrtc::Ptx::from_binary(image)).map_err(|e| e.to_string());
-    let module = if std::env::var_os("DYNASOAR_JIT").is_some_and(|mode| mode == "whole") {
-        ctx.load_module(cudarc::nvrtc::Ptx::from_src(ptx)).map_err(|e| e.to_string())
-    } else {
-        ctx.bind_to_thread().map_err(|e| Error::driver("making the context current", e))?;
-        let from_ptx = || cuda_link::link(LinkInput::Ptx(ptx)).and_then(load);
-        match prebuilt_cubin(ptx, major, minor) {
-            Some(cubin) => cuda_link::link(LinkInput::RelocatableCubin(&cubin)).and_then(load).or_else(|_| from_ptx()),
-            None => from_ptx(),
+/// A cubin built ahead of time ([`prebuilt_cubin`]) skips the compile: an executable one is
+/// loaded, a relocatable one (`ptxas -c`) linked. One the driver refuses (e.g. from a newer
+/// toolkit) is no loss: the PTX is compiled instead.
+fn load_models(
+    ctx: &Arc<CudaContext>,
+    ptx: &str,
+    major: i32,
+    minor: i32,
+    compile: ModuleCompile,
+) -> Result<Arc<CudaModule>> {
+    let load =
+        |image: Vec<u8>| ctx.load_module(cudarc::nvrtc::Ptx::from_binary(image)).map_err(|e| e.to_string());
+    let compile = match std::env::var("DYNASOAR_JIT").as_deref() {
+        Ok("whole") => ModuleCompile::WholeProgram,
+        Ok("relocatable") => ModuleCompile::Relocatable,
+        _ => compile,
+    };
+    ctx.bind_to_thread().map_err(|e| Error::driver("making the context current", e))?;
+    let from_ptx = || match compile {
+        ModuleCompile::WholeProgram => {
+            ctx.load_module(cudarc::nvrtc::Ptx::from_src(ptx)).map_err(|e| e.to_string())
         }
+        ModuleCompile::Relocatable => cuda_link::link(LinkInput::Ptx(ptx)).and_then(load),
+    };
+    let module = match prebuilt_cubin(ptx, major, minor) {
+        Some(cubin) if cuda_link::is_relocatable(&cubin) => {
+            cuda_link::link(LinkInput::RelocatableCubin(&cubin)).and_then(load).or_else(|_| from_ptx())
+        }
+        Some(cubin) => load(cubin).or_else(|_| from_ptx()),
+        None => from_ptx(),
     };
     module.map_err(|message| Error::ModuleLoad { message })
 }
 
-/// A relocatable cubin of `ptx` for this device, built ahead of time into
-/// `DYNASOAR_CUBIN_DIR` as `<ptx_digest(ptx) in hex>.sm_<major><minor>.cubin`
-/// (`scripts/gpu-bundle.sh` does this with `ptxas -c`).
+/// A cubin of `ptx` for this device (executable, or relocatable from `ptxas -c`), built ahead
+/// of time into `DYNASOAR_CUBIN_DIR` as `<ptx_digest(ptx) in hex>.sm_<major><minor>.cubin`
+/// (`scripts/gpu-bundle.sh` does this with ptxas).
 fn prebuilt_cubin(ptx: &str, major: i32, minor: i32) -> Option<Vec<u8>> {
     let dir = std::env::var_os("DYNASOAR_CUBIN_DIR")?;
     let name = format!("{:016x}.sm_{major}{minor}.cubin", ptx_digest(ptx));

@@ -6,8 +6,10 @@
 //! `AnyMalloc::malloc`, which dispatches to all twenty-one allocators: measured with ptxas 13
 //! for sm_90, one such kernel took 14 s and the AOS models' 3 MB of PTX 404 s (the SOA
 //! models' 5 MB: 44 s). Compiled as relocatable code (`ptxas -c`, which is what the linker
-//! does with PTX input) each function is compiled once: 10.6 s and 21 s. The kernels' own
-//! code is the same either way, as they inline everything hot at the LLVM level.
+//! does with PTX input) each function is compiled once: 10.6 s and 21 s.
+//! Whole-program mode still makes the faster code where calls remain (measured on an H200:
+//! n-body's DSL version 17.6 s whole-program, 32.0 s relocatable), so only the AOS build is
+//! compiled this way ([`super::ModuleCompile`]).
 
 use std::ffi::{CStr, c_char, c_uint, c_void};
 
@@ -21,12 +23,20 @@ pub enum LinkInput<'a> {
 
 const LOG_BYTES: usize = 16 * 1024;
 
+/// Whether `cubin` is relocatable code (an ELF file of type `ET_REL`), which needs linking,
+/// rather than an executable image the driver loads as it is.
+pub fn is_relocatable(cubin: &[u8]) -> bool {
+    const ET_REL: u16 = 1;
+    cubin.starts_with(b"\x7fELF") && cubin.len() > 17 && u16::from_le_bytes([cubin[16], cubin[17]]) == ET_REL
+}
+
 /// Link `input` into an executable cubin for the device of the current context.
 ///
 /// The caller has made the context current on this thread.
 pub fn link(input: LinkInput<'_>) -> Result<Vec<u8>, String> {
     let mut error_log = vec![0u8; LOG_BYTES];
-    let mut options = [CUjit_option::CU_JIT_ERROR_LOG_BUFFER, CUjit_option::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES];
+    let mut options =
+        [CUjit_option::CU_JIT_ERROR_LOG_BUFFER, CUjit_option::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES];
     let mut values = [error_log.as_mut_ptr() as *mut c_void, LOG_BYTES as *mut c_void];
     let mut state: sys::CUlinkState = std::ptr::null_mut();
     // SAFETY: the option arrays outlive the link state (destroyed below, before they drop);
@@ -41,7 +51,11 @@ pub fn link(input: LinkInput<'_>) -> Result<Vec<u8>, String> {
     result
 }
 
-fn add_and_complete(state: sys::CUlinkState, input: LinkInput<'_>, error_log: &[u8]) -> Result<Vec<u8>, String> {
+fn add_and_complete(
+    state: sys::CUlinkState,
+    input: LinkInput<'_>,
+    error_log: &[u8],
+) -> Result<Vec<u8>, String> {
     // The driver wants PTX NUL-terminated and does not write to the input.
     let (kind, mut bytes) = match input {
         LinkInput::Ptx(ptx) => {
@@ -81,6 +95,22 @@ fn check(result: CUresult, call: &str, error_log: &[u8]) -> Result<(), String> {
     if result == CUresult::CUDA_SUCCESS {
         return Ok(());
     }
-    let log = CStr::from_bytes_until_nul(error_log).map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let log =
+        CStr::from_bytes_until_nul(error_log).map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     Err(format!("{call} failed with {result:?}: {}", log.trim()))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn elf_type_tells_relocatable_from_executable() {
+        let mut elf = vec![0u8; 64];
+        elf[..4].copy_from_slice(b"\x7fELF");
+        elf[16] = 1;
+        assert!(super::is_relocatable(&elf));
+        elf[16] = 2;
+        assert!(!super::is_relocatable(&elf));
+        assert!(!super::is_relocatable(b"\x7fELF"));
+        assert!(!super::is_relocatable(b"// PTX text"));
+    }
 }

@@ -101,6 +101,22 @@ pub struct ExecutorOptions {
     pub sync_each_launch: bool,
     /// Do not print which backend `Auto` chose.
     pub quiet: bool,
+    /// How the CUDA driver compiles the PTX (the runtime picks relocatable for the AOS build).
+    pub module_compile: ModuleCompile,
+}
+
+/// How the CUDA backend compiles the PTX of its module (see ARCHITECTURE.md, "Host runtime").
+/// `DYNASOAR_JIT=whole|relocatable` overrides the choice, to compare the two.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ModuleCompile {
+    /// One whole program (`cuModuleLoadData`): ptxas optimises every kernel with the device
+    /// functions it calls. Fastest code; the default.
+    #[default]
+    WholeProgram,
+    /// Relocatable code, linked by the driver (`cuLink*`): each device function compiled once.
+    /// For PTX whose many kernels call one large function, which whole-program mode compiles
+    /// again into each of them (the AOS store's kernels and `AnyMalloc`).
+    Relocatable,
 }
 
 impl Default for ExecutorOptions {
@@ -111,6 +127,7 @@ impl Default for ExecutorOptions {
             cpu_threads: None,
             sync_each_launch: std::env::var("DYNASOAR_SYNC_EACH_LAUNCH").is_ok_and(|v| v == "1"),
             quiet: false,
+            module_compile: ModuleCompile::default(),
         }
     }
 }
@@ -145,9 +162,9 @@ impl Executor {
             .or_else(|| std::env::var("DYNASOAR_CPU_THREADS").ok().and_then(|v| v.parse().ok()));
         let mut fallback_reason = None;
         let imp = match options.backend {
-            Backend::Cuda => Imp::Cuda(cuda::CudaExec::new(ptx, options.device)?),
+            Backend::Cuda => Imp::Cuda(cuda::CudaExec::new(ptx, options.device, options.module_compile)?),
             Backend::Cpu => Imp::Cpu(cpu::CpuExec::new(cpu_threads)?),
-            Backend::Auto => match cuda::CudaExec::new(ptx, options.device) {
+            Backend::Auto => match cuda::CudaExec::new(ptx, options.device, options.module_compile) {
                 Ok(exec) => Imp::Cuda(exec),
                 Err(Error::NoCudaDriver) => {
                     fallback_reason = Some("no CUDA driver: libcuda.so could not be loaded".to_string());
