@@ -552,6 +552,18 @@ impl GraphSetup {
     }
 }
 
+/// Where each of `counts` starts in one array, and its total at the end (the gather kernels'
+/// offsets).
+fn start_offsets(counts: impl Iterator<Item = u64>) -> anyhow::Result<Vec<u32>> {
+    let mut offsets = vec![0u32];
+    let mut total = 0u64;
+    for count in counts {
+        total += count;
+        offsets.push(u32::try_from(total).context("more than 2^32 entries to gather")?);
+    }
+    Ok(offsets)
+}
+
 fn sorted(list: &[u32]) -> Vec<u32> {
     let mut l = list.to_vec();
     l.sort_unstable();
@@ -633,13 +645,8 @@ impl GraphRun<'_> {
     fn check(&self, expected: &[Vec<u32>]) -> anyhow::Result<u64> {
         let exec = self.bench.exec;
         let degrees = exec.read_all(&self.degree)?;
-        let mut offsets = Vec::with_capacity(degrees.len() + 1);
-        let mut total = 0u64;
-        for &d in &degrees {
-            offsets.push(u32::try_from(total).context("more than 2^32 edges")?);
-            total += d as u64;
-        }
-        offsets.push(total as u32);
+        let offsets = start_offsets(degrees.iter().map(|&d| d as u64))?;
+        let total = offsets[offsets.len() - 1];
         let out: Buffer<u32> = exec.alloc_zeroed(total.max(1) as usize)?;
         let offsets_buf = exec.upload(&offsets)?;
         let params = GraphParams {
@@ -959,13 +966,8 @@ impl KdRun<'_> {
         let exec = self.bench.exec;
         let count = (stats[kd_stat::LEAVES] as usize).min(self.leaf_capacity as usize);
         let leaves = exec.read(&self.leaves, 0, count)?;
-        let mut offsets = Vec::with_capacity(count + 1);
-        let mut total = 0u64;
-        for leaf in &leaves {
-            offsets.push(total as u32);
-            total += leaf.count as u64;
-        }
-        offsets.push(total as u32);
+        let offsets = start_offsets(leaves.iter().map(|leaf| leaf.count as u64))?;
+        let total = offsets[offsets.len() - 1];
         let out: Buffer<u32> = exec.alloc_zeroed(total.max(1) as usize)?;
         let offsets_buf = exec.upload(&offsets)?;
         let params = KdParams {

@@ -204,7 +204,7 @@ impl<A: AllocatorSpec> RuntimeBuilder<A> {
     }
 
     pub fn build(self) -> Result<Runtime<A>> {
-        let mut options = self.exec.clone();
+        let mut options = self.exec;
         if matches!(self.store, ObjectStore::Malloc(_)) {
             options.module_compile = ModuleCompile::Relocatable;
         }
