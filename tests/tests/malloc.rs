@@ -81,8 +81,10 @@ fn storm(exec: &Executor, kind: MallocKind, threads: u32) {
     let shape = Shape::for_kind(kind, threads, 16, 256);
     let demand = shape.entries() as u64 * (shape.min_size + shape.max_size) as u64 / 2;
     let heap = MallocHeap::new(exec, kind, (16 * demand).max(kind.caps().min_region_bytes), 0).unwrap();
+    let started = std::time::Instant::now();
     for round in 0..3 {
         let (_, failed) = storm_round(exec, &heap, shape, round, true);
+        println!("{kind}: round {round} done at {:?}", started.elapsed());
         assert_eq!(
             failed, 0,
             "{kind}: {failed} mallocs failed in round {round} with a pool of 16x the demand"
@@ -93,6 +95,7 @@ fn storm(exec: &Executor, kind: MallocKind, threads: u32) {
         // 24 rounds of the demand through a pool of 16x: only reuse makes this succeed.
         for round in 3..24 {
             let (_, failed) = storm_round(exec, &heap, shape, round, true);
+            println!("{kind}: round {round} done at {:?}", started.elapsed());
             assert_eq!(
                 failed, 0,
                 "{kind}: {failed} mallocs failed in round {round}: freed memory is not reused"
@@ -100,7 +103,11 @@ fn storm(exec: &Executor, kind: MallocKind, threads: u32) {
         }
         heap.take_errors(exec, &["storm"]).unwrap();
     }
-    println!("{kind} on {}: storm of {threads} threads passed", exec.description());
+    println!(
+        "{kind} on {}: storm of {threads} threads passed in {:?}",
+        exec.description(),
+        started.elapsed()
+    );
 }
 
 /// Far more than the pool holds: failures are reported as an error, nothing hangs, and after

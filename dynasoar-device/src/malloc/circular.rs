@@ -75,8 +75,9 @@ const MAX_FRAG: u64 = 2;
 const LEAF_UNITS: u64 = 32;
 /// Stride of the `memOffset` words (one 32-byte sector each, so SMs do not share one).
 const HINT_STRIDE: u64 = 32;
-/// Walks restarted from the pool's start (after a stale link) that do not count as walked.
-const MAX_FREE_RESTARTS: u32 = 2;
+/// Restarts from the pool's start (after a stale hint or link) per request that begin the
+/// circle again instead of ending it (see [`Walk::restart`]).
+const MAX_FREE_RESTARTS: u32 = 4;
 /// Circles a walker makes before it reports out of memory, if on each it lost a race for a
 /// chunk that fit, gave back a merge or passed a `HELD` chunk. Seen on an H200 with 65,536
 /// threads in a pool of 16 times their demand: with one circle, up to 200 of them failed; with
@@ -322,34 +323,17 @@ impl<const FUSED: bool, const MULTI: bool> CircularImpl<FUSED, MULTI> {
         if unit >= self.pool_units {
             unit = 0;
         }
-        // Units walked; a whole circle without a fit is out of memory, unless other threads got
-        // in the way on it (see `MAX_CIRCLES`).
-        let mut walked = 0u64;
-        let mut restarts = 0;
-        let mut circles = 1;
-        let mut contended = false;
+        let mut walk = Walk::new(self.pool_units);
         let mut backoff = Backoff::new();
         loop {
-            if walked > self.pool_units {
-                if !contended || circles >= MAX_CIRCLES {
-                    return None;
-                }
-                circles += 1;
-                (walked, restarts, contended) = (0, 0, false);
-                backoff.snooze();
+            match walk.circle_state() {
+                Circle::Walking => {}
+                Circle::Again => backoff.snooze(),
+                Circle::GiveUp => return None,
             }
             let Some(header) = self.read(unit) else {
-                // A stale hint or link into data: start over from the pool's first chunk. The
-                // first few times the whole circle is still to be walked; after that, what the
-                // walk skips counts, so that it ends. This does not earn another circle: on an
-                // H200 the multi variants, whose per-multiprocessor hints go stale often, then
-                // walked eight circles per failing request and a storm took minutes.
-                if restarts < MAX_FREE_RESTARTS {
-                    restarts += 1;
-                    walked = 0;
-                } else {
-                    walked += self.pool_units - unit;
-                }
+                // A stale hint or link into data: start over from the pool's first chunk.
+                walk.restart();
                 unit = 0;
                 continue;
             };
@@ -376,21 +360,93 @@ impl<const FUSED: bool, const MULTI: bool> CircularImpl<FUSED, MULTI> {
                 }
                 // Still too small: give back the merged chunk and go on.
                 self.publish_free(unit, next);
-                contended = true;
-                walked += next - unit;
+                walk.contended();
+                walk.pass(next - unit);
                 unit = self.wrap(next);
                 continue;
             }
             if header.state == FREE && fits {
                 // Lost the race for a chunk that fit.
-                contended = true;
+                walk.contended();
                 backoff.retry();
-            } else if header.state == HELD {
-                // Another thread's chunk for a moment: it may come free, merged with more.
-                contended = true;
+            } else if header.state == HELD || header.state == DEAD {
+                // Another thread's chunk for a moment: it may come free, merged with more. A
+                // swallowed (`DEAD`) header is reached only through a stale hint or link: the
+                // chunk that swallowed it may since have been split, so its next offset can
+                // skip chunks.
+                walk.contended();
             }
-            walked += header.next - unit;
+            walk.pass(header.next - unit);
             unit = self.wrap(header.next);
+        }
+    }
+}
+
+/// Where a walk stands at the top of its loop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Circle {
+    /// The current circle is not done.
+    Walking,
+    /// A circle ended without a fit but other threads got in the way: walk one more.
+    Again,
+    /// Out of memory: a circle without a fit and without contention, or `MAX_CIRCLES` of them.
+    GiveUp,
+}
+
+/// The budget of one malloc's walk: units covered on the current circle, restarts, circles.
+///
+/// A circle is done when the walk has covered `pool` units since it began or since it last
+/// restarted from the pool's start (a restart from unit 0 covers everything by the pool's end,
+/// so it starts the count again: counting what the jump skipped as walked would end the circle
+/// with chunks never looked at, which is how requests failed in a pool of 16 times the demand).
+#[derive(Clone, Copy, Debug)]
+struct Walk {
+    pool: u64,
+    walked: u64,
+    restarts: u32,
+    circles: u32,
+    contended: bool,
+}
+
+impl Walk {
+    const fn new(pool: u64) -> Self {
+        Walk { pool, walked: 0, restarts: 0, circles: 1, contended: false }
+    }
+
+    fn pass(&mut self, units: u64) {
+        self.walked += units;
+    }
+
+    /// Other threads got in the way: this circle does not prove the pool full.
+    fn contended(&mut self) {
+        self.contended = true;
+    }
+
+    /// The walk goes back to the pool's start after a stale hint or link. The first
+    /// `MAX_FREE_RESTARTS` of a request begin the circle again; after that, a restart ends the
+    /// circle as contended (staleness means other threads are changing the list), so the
+    /// request walks at most `MAX_FREE_RESTARTS + MAX_CIRCLES` circles. (Restarts that each
+    /// earned a new circle made the multi variants, whose per-multiprocessor hints go stale
+    /// often, walk eight circles per failing request on an H200.)
+    fn restart(&mut self) {
+        if self.restarts < MAX_FREE_RESTARTS {
+            self.restarts += 1;
+            self.walked = 0;
+        } else {
+            self.contended = true;
+            self.walked = self.pool + 1;
+        }
+    }
+
+    fn circle_state(&mut self) -> Circle {
+        if self.walked <= self.pool {
+            Circle::Walking
+        } else if !self.contended || self.circles >= MAX_CIRCLES {
+            Circle::GiveUp
+        } else {
+            self.circles += 1;
+            (self.walked, self.contended) = (0, false);
+            Circle::Again
         }
     }
 }
@@ -562,6 +618,69 @@ mod tests {
         for slot in 0..4 {
             assert_eq!(m.hint(slot).load(), slot * p.heap_units());
         }
+    }
+
+    /// Walks `units` one chunk of `step` at a time; returns the units covered before the
+    /// walk left its circle.
+    fn walk_until_circle_ends(walk: &mut Walk, step: u64) -> (u64, Circle) {
+        let mut covered = 0;
+        loop {
+            match walk.circle_state() {
+                Circle::Walking => {}
+                other => return (covered, other),
+            }
+            walk.pass(step);
+            covered += step;
+        }
+    }
+
+    #[test]
+    fn a_restarted_walk_still_covers_the_whole_pool() {
+        let pool = 1000;
+        let mut walk = Walk::new(pool);
+        // Most of a circle, then a stale link: the walk from the start must cover the pool.
+        walk.pass(900);
+        walk.restart();
+        let (covered, end) = walk_until_circle_ends(&mut walk, 10);
+        assert!(covered >= pool, "only {covered} units looked at after the restart");
+        assert_eq!(end, Circle::GiveUp, "no contention: out of memory after one full circle");
+    }
+
+    #[test]
+    fn restarts_beyond_the_free_ones_end_the_circle_as_contended() {
+        let mut walk = Walk::new(1000);
+        for _ in 0..MAX_FREE_RESTARTS {
+            walk.restart();
+            assert_eq!(walk.circle_state(), Circle::Walking);
+        }
+        walk.restart();
+        assert_eq!(walk.circle_state(), Circle::Again, "staleness is contention");
+        // Every further circle ends at its first stale link; the request gives up in time.
+        let mut circles = 1;
+        loop {
+            walk.restart();
+            match walk.circle_state() {
+                Circle::Again => circles += 1,
+                Circle::GiveUp => break,
+                Circle::Walking => unreachable!("a restart past the budget ends the circle"),
+            }
+        }
+        assert_eq!(circles + 1, MAX_CIRCLES);
+    }
+
+    #[test]
+    fn contention_earns_another_circle_up_to_the_limit() {
+        let mut walk = Walk::new(100);
+        let mut circles = 0;
+        loop {
+            walk.contended();
+            match walk_until_circle_ends(&mut walk, 7).1 {
+                Circle::Again => circles += 1,
+                Circle::GiveUp => break,
+                Circle::Walking => unreachable!(),
+            }
+        }
+        assert_eq!(circles + 1, MAX_CIRCLES);
     }
 
     #[test]
