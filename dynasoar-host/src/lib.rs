@@ -24,4 +24,4 @@ pub use backend::{Backend, BackendKind, Buffer, Executor, ExecutorOptions, Grid,
 pub use error::{Error, KernelNames, Result};
 pub use heap::{DeviceHeap, HeapClass, HeapSnapshot, HeapStats};
 pub use malloc::MallocHeap;
-pub use runtime::{DEFAULT_HEAP_BYTES, ModelPtx, ObjectStore, Runtime, RuntimeBuilder, Timings};
+pub use runtime::{DEFAULT_HEAP_BYTES, KernelTime, ModelPtx, ObjectStore, Runtime, RuntimeBuilder, Timings};

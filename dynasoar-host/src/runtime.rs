@@ -232,18 +232,54 @@ impl<A: AllocatorSpec> RuntimeBuilder<A> {
             store,
             grid,
             deferred: self.deferred_checks,
-            profile: self.profile.then(|| Mutex::new(Vec::new())),
+            profile: self.profile.then(|| Mutex::new(Profile::default())),
             pending: Mutex::new(Vec::new()),
             _alloc: PhantomData,
         })
     }
 }
 
-/// What a span of profiled work was.
+/// What a span of profiled work was, and for which class or kernel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Phase {
-    Enumerate,
-    Method,
+    Enumerate(&'static str),
+    Method(&'static str),
+}
+
+/// Device time of one kernel (or of one class's enumeration) over a run, from
+/// [`Runtime::kernel_profile`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KernelTime {
+    /// The kernel's name, or `enumerate <class>`.
+    pub name: String,
+    pub launches: u64,
+    pub total: Duration,
+}
+
+/// Profiled work not yet timed, and the per-kernel totals of what was.
+///
+/// `marks` is a sequence of markers; a mark with a phase ends a span that began at the mark
+/// before it. A `parallel_do`'s enumeration and method spans share their boundary marker.
+/// Spans of different calls do not: when the host cannot keep the GPU busy, a shared marker
+/// would count the GPU's wait for the next call as that call's work.
+#[derive(Default)]
+struct Profile {
+    marks: Vec<(Option<Phase>, Marker)>,
+    /// The executor's queued operations when the last mark was recorded.
+    last_ops: u64,
+    kernels: Vec<KernelTime>,
+}
+
+impl Profile {
+    fn add(&mut self, name: String, d: Duration) {
+        match self.kernels.iter_mut().find(|k| k.name == name) {
+            Some(k) => {
+                k.launches += 1;
+                k.total += d;
+            }
+            None => self.kernels.push(KernelTime { name, launches: 1, total: d }),
+        }
+    }
 }
 
 /// Device time spent since the last [`Runtime::take_timings`].
@@ -274,7 +310,7 @@ pub struct Runtime<A> {
     store: Store,
     grid: Grid,
     deferred: bool,
-    profile: Option<Mutex<Vec<(Phase, Marker, Marker)>>>,
+    profile: Option<Mutex<Profile>>,
     /// Kernels launched since the last check (deferred mode), to name them in errors.
     pending: Mutex<Vec<&'static str>>,
     _alloc: PhantomData<fn() -> A>,
@@ -348,12 +384,22 @@ impl<A: AllocatorSpec> Runtime<A> {
         A::CLASSES
     }
 
-    fn timed<R>(&self, phase: Phase, f: impl FnOnce() -> Result<R>) -> Result<R> {
+    /// Run `f` (which queues work) and time it as `phase`; `chained` when it follows another
+    /// span of the same call, whose end marker then starts this one.
+    fn timed<R>(&self, phase: Phase, chained: bool, f: impl FnOnce() -> Result<R>) -> Result<R> {
         let Some(profile) = &self.profile else { return f() };
-        let start = self.exec.marker()?;
+        {
+            let mut p = profile.lock().unwrap();
+            if !chained || p.marks.is_empty() || p.last_ops != self.exec.queued_ops() {
+                let start = self.exec.marker()?;
+                p.marks.push((None, start));
+            }
+        }
         let r = f()?;
         let end = self.exec.marker()?;
-        profile.lock().unwrap().push((phase, start, end));
+        let mut p = profile.lock().unwrap();
+        p.marks.push((Some(phase), end));
+        p.last_ops = self.exec.queued_ops();
         Ok(r)
     }
 
@@ -398,13 +444,14 @@ impl<A: AllocatorSpec> Runtime<A> {
     {
         let kernel = method.kernel();
         if let Store::Aos(store) = &self.store {
-            self.timed(Phase::Enumerate, || store.compact(&self.exec))?;
+            self.timed(Phase::Enumerate("AOS lists"), false, || store.compact(&self.exec))?;
         }
-        for class in ClassInfo::concrete_in(A::CLASSES, T::SUBTREE) {
+        for (i, class) in ClassInfo::concrete_in(A::CLASSES, T::SUBTREE).enumerate() {
+            let chained = i > 0 || matches!(self.store, Store::Aos(_));
             let parity = match &self.store {
-                Store::Soa(heap) => {
-                    self.timed(Phase::Enumerate, || heap.enumerate(&self.exec, class.type_id))?
-                }
+                Store::Soa(heap) => self.timed(Phase::Enumerate(class.name), chained, || {
+                    heap.enumerate(&self.exec, class.type_id)
+                })?,
                 Store::Aos(_) => 0,
             };
             let params = DoParams {
@@ -415,7 +462,7 @@ impl<A: AllocatorSpec> Runtime<A> {
                 _reserved: 0,
                 arg,
             };
-            self.timed(Phase::Method, || self.exec.launch(kernel, self.grid, params))?;
+            self.timed(Phase::Method(kernel.name()), true, || self.exec.launch(kernel, self.grid, params))?;
         }
         self.launched(&[kernel.name()])
     }
@@ -442,7 +489,7 @@ impl<A: AllocatorSpec> Runtime<A> {
         let kernel = constructor.kernel();
         let grid = Grid::for_elements(count.min(self.grid.total_threads() as u64) as usize, THREADS);
         let params = NewParams { heap: self.store.ptr(), first: 0, count, arg };
-        self.timed(Phase::Method, || self.exec.launch(kernel, grid, params))?;
+        self.timed(Phase::Method(kernel.name()), false, || self.exec.launch(kernel, grid, params))?;
         self.launched(&[kernel.name()])
     }
 
@@ -570,31 +617,91 @@ impl<A: AllocatorSpec> Runtime<A> {
         }
     }
 
-    /// Device time spent in enumeration and in methods since the last call (needs
-    /// `profile(true)` on the builder; zero otherwise). Waits for queued work.
-    pub fn take_timings(&self) -> Result<Timings> {
-        let Some(profile) = &self.profile else { return Ok(Timings::default()) };
-        let spans = std::mem::take(&mut *profile.lock().unwrap());
-        let mut t = Timings::default();
-        for (phase, start, end) in &spans {
-            let d = self.exec.elapsed(start, end)?;
-            match phase {
-                Phase::Enumerate => t.enumeration += d,
-                Phase::Method => {
-                    t.methods += d;
-                    t.launches += 1;
-                }
-            }
-        }
-        Ok(t)
-    }
-
     /// Free every object.
     pub fn reset(&self) -> Result<()> {
         self.sync()?;
         match &self.store {
             Store::Soa(heap) => heap.reset(&self.exec),
             Store::Aos(store) => store.reset(&self.exec),
+        }
+    }
+}
+
+impl<A> Runtime<A> {
+    /// Device time spent in enumeration and in methods since the last call (needs
+    /// `profile(true)` on the builder; zero otherwise). Waits for queued work.
+    pub fn take_timings(&self) -> Result<Timings> {
+        let Some(profile) = &self.profile else { return Ok(Timings::default()) };
+        let mut profile = profile.lock().unwrap();
+        let marks = std::mem::take(&mut profile.marks);
+        let mut t = Timings::default();
+        for pair in marks.windows(2) {
+            let (start, (phase, end)) = (&pair[0].1, &pair[1]);
+            let Some(phase) = *phase else { continue };
+            let d = self.exec.elapsed(start, end)?;
+            match phase {
+                Phase::Enumerate(class) => {
+                    t.enumeration += d;
+                    profile.add(format!("enumerate {class}"), d);
+                }
+                Phase::Method(kernel) => {
+                    t.methods += d;
+                    t.launches += 1;
+                    profile.add(kernel.to_string(), d);
+                }
+            }
+        }
+        for (_, marker) in marks {
+            self.exec.recycle(marker);
+        }
+        Ok(t)
+    }
+
+    /// Device time per kernel and per class enumeration since the runtime was built (needs
+    /// `profile(true)`; empty otherwise), most expensive first. Waits for queued work.
+    pub fn kernel_profile(&self) -> Result<Vec<KernelTime>> {
+        if self.profile.is_none() {
+            return Ok(Vec::new());
+        }
+        self.take_timings()?;
+        let mut kernels =
+            self.profile.as_ref().map(|p| p.lock().unwrap().kernels.clone()).unwrap_or_default();
+        kernels.sort_by_key(|k| std::cmp::Reverse(k.total));
+        Ok(kernels)
+    }
+
+    /// The per-kernel profile as a table, for `DYNASOAR_PROFILE`.
+    fn profile_table(&self) -> Result<String> {
+        let kernels = self.kernel_profile()?;
+        let total: Duration = kernels.iter().map(|k| k.total).sum();
+        let mut out = format!(
+            "{:<48} {:>9} {:>12} {:>10} {:>6}\n",
+            "kernel", "launches", "total ms", "mean us", "share"
+        );
+        for k in &kernels {
+            out += &format!(
+                "{:<48} {:>9} {:>12.3} {:>10.2} {:>5.1}%\n",
+                k.name,
+                k.launches,
+                k.total.as_secs_f64() * 1e3,
+                k.total.as_secs_f64() * 1e6 / k.launches.max(1) as f64,
+                100.0 * k.total.as_secs_f64() / total.as_secs_f64().max(1e-12),
+            );
+        }
+        Ok(out)
+    }
+}
+
+/// With `DYNASOAR_PROFILE` set, a profiled runtime prints its device time per kernel when it
+/// is dropped: where a simulation spends its time, without a profiler.
+impl<A> Drop for Runtime<A> {
+    fn drop(&mut self) {
+        if self.profile.is_none() || std::env::var_os("DYNASOAR_PROFILE").is_none() {
+            return;
+        }
+        match self.profile_table() {
+            Ok(table) => eprint!("device time per kernel ({}):\n{table}", self.exec.description()),
+            Err(e) => eprintln!("DYNASOAR_PROFILE: no profile: {e}"),
         }
     }
 }

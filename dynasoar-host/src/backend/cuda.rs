@@ -27,6 +27,8 @@ pub struct CudaExec {
     stream: Arc<CudaStream>,
     module: Arc<CudaModule>,
     functions: Mutex<HashMap<&'static str, CudaFunction>>,
+    /// CUDA events whose time was read, for reuse by markers.
+    events: Mutex<Vec<CudaEvent>>,
     description: String,
     resident_threads: usize,
     multiprocessors: usize,
@@ -85,6 +87,7 @@ impl CudaExec {
             stream,
             module,
             functions: Mutex::new(HashMap::new()),
+            events: Mutex::new(Vec::new()),
         })
     }
 
@@ -205,10 +208,23 @@ impl CudaExec {
             .map_err(|e| Error::driver("copying on the device", e))
     }
 
+    /// Record an event (with timing) on the stream, reusing a recycled one if there is one.
     pub fn record_event(&self) -> Result<CudaEvent> {
-        self.stream
-            .record_event(Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT))
-            .map_err(|e| Error::driver("recording an event", e))
+        let recycled = self.events.lock().unwrap().pop();
+        let event = match recycled {
+            Some(event) => event,
+            None => self
+                .ctx
+                .new_event(Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT))
+                .map_err(|e| Error::driver("creating an event", e))?,
+        };
+        event.record(&self.stream).map_err(|e| Error::driver("recording an event", e))?;
+        Ok(event)
+    }
+
+    /// Keep an event whose time was read for the next [`record_event`](Self::record_event).
+    pub fn recycle_event(&self, event: CudaEvent) {
+        self.events.lock().unwrap().push(event);
     }
 
     pub fn elapsed(&self, start: &CudaEvent, end: &CudaEvent) -> Result<Duration> {
