@@ -74,6 +74,9 @@ pub trait BlockStore {
     fn class_objects(&self, class: u8) -> u32;
     /// Record an error for the host.
     fn raise(&self, error: u32);
+    /// Note that objects of `class` were allocated or freed, so its next enumeration cannot
+    /// reuse the last one (see `heap_enumerate`).
+    fn class_changed(&self, _class: u8) {}
 }
 
 #[cfg(not(loom))]
@@ -121,6 +124,10 @@ impl BlockStore for Heap<'_> {
     #[inline(always)]
     fn class_objects(&self, class: u8) -> u32 {
         Heap::class_objects(self, class)
+    }
+    #[inline(always)]
+    fn class_changed(&self, class: u8) {
+        self.mark_changed(class);
     }
     #[inline(always)]
     fn raise(&self, error: u32) {
@@ -320,6 +327,7 @@ fn reserve_slots<C: ClassSpec, S: BlockStore, const LOSSES: u32>(
                 store.active(type_id).clear(index);
             }
             if type_id == C::TYPE_ID {
+                store.class_changed(C::TYPE_ID);
                 return Some((store.block_addr(index), r.slots));
             }
             // The block was freed and reused for another class after we found it: give the
@@ -402,6 +410,7 @@ pub fn release_slot<S: BlockStore>(
         store.raise(crate::errors::DOUBLE_FREE);
         return;
     };
+    store.class_changed(type_id);
     if release.was_full {
         store.active(type_id).set(index);
     }

@@ -86,6 +86,55 @@ fn dsl_semantics_on_gpu() {
     zoo_semantics(&rt);
 }
 
+/// An enumeration of a class in which nothing was allocated or freed since the last one reuses
+/// it; any allocation or free, in either parity of the alternating enumerations, forces a new
+/// one.
+fn enumeration_reuse(rt: &Runtime<Zoo>) {
+    rt.parallel_new(Registry::create, 1).unwrap();
+    rt.parallel_do_with(Registry::populate, 40u32).unwrap();
+    let ticks = |rt: &Runtime<Zoo>| {
+        let mut t: Vec<(u32, u32)> =
+            rt.collect::<Animal>().unwrap().iter().map(|a| (a.id, a.ticks)).collect();
+        t.sort();
+        t
+    };
+    // Five unchanged enumerations in a row (both parities, several times each).
+    for _ in 0..5 {
+        rt.parallel_do(Animal::tick).unwrap();
+    }
+    assert!(ticks(rt).iter().all(|&(_, t)| t == 5), "{:?}", ticks(rt));
+    // Cats change (kittens appear); dogs do not. Then an odd and an even number of
+    // enumerations after each change.
+    for round in 0..3u32 {
+        rt.parallel_do(Cat::have_kitten).unwrap();
+        for _ in 0..=round {
+            rt.parallel_do(Animal::tick).unwrap();
+        }
+    }
+    let cats = rt.collect::<Cat>().unwrap();
+    assert_eq!(cats.len(), 40 * 8, "every cat has a kitten in each of 3 rounds");
+    assert_eq!(rt.count::<Dog>().unwrap(), 40);
+    // Frees: the freed cats must not be visited again, the survivors must.
+    rt.parallel_do(Cat::leave_if_odd).unwrap();
+    let before = ticks(rt);
+    rt.parallel_do(Animal::tick).unwrap();
+    rt.parallel_do(Animal::tick).unwrap();
+    let after = ticks(rt);
+    assert_eq!(before.len(), after.len());
+    assert!(before.iter().zip(&after).all(|(b, a)| b.0 == a.0 && a.1 == b.1 + 2), "{before:?} -> {after:?}");
+}
+
+#[test]
+fn enumeration_reuse_on_cpu() {
+    enumeration_reuse(&cpu_runtime::<Zoo>(8 << 20));
+}
+
+#[test]
+fn enumeration_reuse_on_gpu() {
+    let Some(rt) = gpu_runtime::<Zoo>("enumeration_reuse_on_gpu", 64 << 20) else { return };
+    enumeration_reuse(&rt);
+}
+
 /// The API example, deterministic: sorted values.
 fn api_demo(rt: &Runtime<DemoAlloc>, n: u64) -> (Vec<Foo>, Vec<Bar>) {
     rt.parallel_new(Foo::create, n).unwrap();

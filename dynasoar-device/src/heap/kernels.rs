@@ -49,6 +49,7 @@ pub fn heap_init(p: InitParams) {
         for counter in heap.enum_counters(threads as u8) {
             counter.store(0);
         }
+        heap.enum_changed(threads as u8).store(crate::heap::CHANGED_BOTH);
     }
     if threads == 0 {
         let s = heap.state();
@@ -76,6 +77,10 @@ unsafe impl Plain for EnumerateParams {}
 /// List the allocated blocks of `class` into its enumeration area, each with a snapshot of its
 /// allocation bitmap: the objects the following do-all visits (paper Alg. 5, Figure 8).
 ///
+/// If no object of the class was allocated or freed since the previous enumeration, its list
+/// and snapshots are still right: the kernel only carries the count over (classes that do not
+/// change, like the cells of a grid, then cost one launch and no scan).
+///
 /// One thread per block: a thread whose block's container bit one level up is clear skips at
 /// once (Alg. 5's hierarchy), the others test their bit, and each warp reserves room for its
 /// listed blocks with one atomic. This kernel runs alone on a quiescent heap (stream order), so
@@ -90,8 +95,18 @@ pub fn heap_enumerate(p: EnumerateParams) {
     let geometry = allocated.geometry();
     let counters = heap.enum_counters(class);
     let parity = (p.parity & 1) as usize;
+    let changed = heap.enum_changed(class);
+    let unchanged = changed.load() & (1 << parity) == 0;
     if arch::global_thread_id() == 0 {
+        // Only bit `parity` is read in this kernel (see `Heap::enum_changed`).
+        changed.fetch_and(!(1u32 << (1 - parity)));
+        if unchanged {
+            counters[parity].store(counters[1 - parity].load());
+        }
         counters[1 - parity].store(0);
+    }
+    if unchanged {
+        return;
     }
     let valid = !preset_mask(heap.class_objects(class));
     let list = heap.enum_list(class);

@@ -101,11 +101,15 @@ const _: () = assert!(
 );
 const _: () = assert!(core::mem::size_of::<HeapHeader>() <= 4096);
 
-/// Per-class enumeration area: counters of the two alternating enumerations, then the indices
-/// of the class's allocated blocks (paper's `R`, Figure 8), then for each listed block the
-/// snapshot of its allocation bitmap taken at enumeration (the paper's iteration bitmap): the
-/// objects that existed at launch, which are the ones a do-all visits.
+/// Per-class enumeration area: counters of the two alternating enumerations and the change
+/// flags (see [`Heap::enum_changed`]), then the indices of the class's allocated blocks
+/// (paper's `R`, Figure 8), then for each listed block the snapshot of its allocation bitmap
+/// taken at enumeration (the paper's iteration bitmap): the objects that existed at launch,
+/// which are the ones a do-all visits.
 const ENUM_HEADER_BYTES: u64 = 64;
+
+/// Both change flags of a class (see [`Heap::enum_changed`]).
+pub const CHANGED_BOTH: u32 = 0b11;
 
 /// Bytes of a class's enumeration area for `m` blocks: header, indices, snapshots.
 const fn enum_area_bytes(m: u64) -> u64 {
@@ -312,6 +316,28 @@ impl<'a> Heap<'a> {
         let at = self.config().enumeration + class as u64 * self.config().enum_stride;
         // SAFETY: the enumeration area of `class` starts with two counters (see `HeapPlan`).
         unsafe { &*(at as usize as *const [Atomic32; 2]) }
+    }
+
+    /// The change flags of `class`: bit `p` is set when objects of the class were allocated or
+    /// freed since the enumeration before the last one of parity `p` cleared it. An
+    /// enumeration of parity `p` reads bit `p` (if it is clear, nothing changed since the
+    /// previous enumeration, of the other parity, and its list is reused) and clears bit
+    /// `1 - p`, which no thread of it reads, so the flag needs no grid-wide barrier.
+    #[inline(always)]
+    pub fn enum_changed(&self, class: u8) -> &'a Atomic32 {
+        let at = self.config().enumeration + class as u64 * self.config().enum_stride + 8;
+        // SAFETY: the enumeration header has room for the counters and this word.
+        unsafe { &*(at as usize as *const Atomic32) }
+    }
+
+    /// Note an allocation or free of `class` (both flags; a load first, so that the threads
+    /// of a busy kernel do not all write the same word).
+    #[inline(always)]
+    pub fn mark_changed(&self, class: u8) {
+        let flags = self.enum_changed(class);
+        if flags.load() != CHANGED_BOTH {
+            flags.store(CHANGED_BOTH);
+        }
     }
 
     /// The block-index list of `class`'s enumeration area.
