@@ -83,6 +83,9 @@ const MAX_FREE_RESTARTS: u32 = 4;
 /// threads in a pool of 16 times their demand: with one circle, up to 200 of them failed; with
 /// eight but held chunks looking used, 12 failed after 15 rounds of fragmentation.
 const MAX_CIRCLES: u32 = 8;
+/// Times a walker reads a chunk's header again after losing the race for it or finding it
+/// `HELD`, before it walks on.
+const MAX_LOOKS_AT_CHUNK: u32 = 8;
 /// Most `memOffset` words of the multi variants.
 const MAX_HINTS: u64 = 256;
 
@@ -325,6 +328,8 @@ impl<const FUSED: bool, const MULTI: bool> CircularImpl<FUSED, MULTI> {
         }
         let mut walk = Walk::new(self.pool_units);
         let mut backoff = Backoff::new();
+        // Reads of the header at `unit` so far (see `MAX_LOOKS_AT_CHUNK`).
+        let mut looks_here = 0;
         loop {
             match walk.circle_state() {
                 Circle::Walking => {}
@@ -361,15 +366,27 @@ impl<const FUSED: bool, const MULTI: bool> CircularImpl<FUSED, MULTI> {
                 // Still too small: give back the merged chunk and go on.
                 self.publish_free(unit, next);
                 walk.contended();
+                looks_here = 0;
                 walk.pass(next - unit);
                 unit = self.wrap(next);
                 continue;
             }
-            if header.state == FREE && fits {
-                // Lost the race for a chunk that fit.
+            let lost = header.state == FREE && (fits || header.next < self.pool_units);
+            if (lost || header.state == HELD) && looks_here < MAX_LOOKS_AT_CHUNK {
+                // Lost the race for this chunk, or another thread holds it for a moment: read
+                // its header again instead of following the next offset read before, which
+                // the winner is changing. (A header stays a chunk boundary unless it is
+                // swallowed, which the read shows.) Following it skipped the remainder that
+                // the winner was splitting off: with a fused header, whose flag and next
+                // offset are read together, every walker that lost the race at the hint skipped
+                // the pool's free tail, and an H200 storm ran for minutes.
+                looks_here += 1;
                 walk.contended();
                 backoff.retry();
-            } else if header.state == HELD || header.state == DEAD {
+                continue;
+            }
+            looks_here = 0;
+            if lost || header.state == HELD || header.state == DEAD {
                 // Another thread's chunk for a moment: it may come free, merged with more. A
                 // swallowed (`DEAD`) header is reached only through a stale hint or link: the
                 // chunk that swallowed it may since have been split, so its next offset can
