@@ -93,8 +93,9 @@ impl DeviceHeap {
     /// kernel must read.
     pub fn enumerate(&self, exec: &Executor, class: u8) -> Result<u32> {
         let parity = self.parity[class as usize].fetch_xor(1, Ordering::Relaxed);
-        // One thread per block, up to a full machine (then threads stride).
-        let threads = (self.config.num_blocks as usize).min(exec.resident_threads());
+        // One thread per block, up to whole waves of the machine (then threads stride).
+        let most = exec.wave_grid(&HEAP_ENUMERATE, THREADS)?.total_threads();
+        let threads = (self.config.num_blocks as usize).min(most);
         let grid = Grid::for_elements(threads, THREADS);
         exec.launch(
             &HEAP_ENUMERATE,

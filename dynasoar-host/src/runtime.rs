@@ -462,7 +462,8 @@ impl<A: AllocatorSpec> Runtime<A> {
                 _reserved: 0,
                 arg,
             };
-            self.timed(Phase::Method(kernel.name()), true, || self.exec.launch(kernel, self.grid, params))?;
+            let grid = self.exec.wave_grid(kernel, THREADS)?;
+            self.timed(Phase::Method(kernel.name()), true, || self.exec.launch(kernel, grid, params))?;
         }
         self.launched(&[kernel.name()])
     }
@@ -487,7 +488,8 @@ impl<A: AllocatorSpec> Runtime<A> {
         Arg: Plain,
     {
         let kernel = constructor.kernel();
-        let grid = Grid::for_elements(count.min(self.grid.total_threads() as u64) as usize, THREADS);
+        let most = self.exec.wave_grid(kernel, THREADS)?.total_threads() as u64;
+        let grid = Grid::for_elements(count.min(most) as usize, THREADS);
         let params = NewParams { heap: self.store.ptr(), first: 0, count, arg };
         self.timed(Phase::Method(kernel.name()), false, || self.exec.launch(kernel, grid, params))?;
         self.launched(&[kernel.name()])

@@ -29,6 +29,8 @@ pub struct CudaExec {
     functions: Mutex<HashMap<&'static str, CudaFunction>>,
     /// CUDA events whose time was read, for reuse by markers.
     events: Mutex<Vec<CudaEvent>>,
+    /// Resident blocks per multiprocessor, by kernel and block size.
+    occupancy: Mutex<HashMap<(&'static str, u32), u32>>,
     description: String,
     resident_threads: usize,
     multiprocessors: usize,
@@ -88,6 +90,7 @@ impl CudaExec {
             module,
             functions: Mutex::new(HashMap::new()),
             events: Mutex::new(Vec::new()),
+            occupancy: Mutex::new(HashMap::new()),
         })
     }
 
@@ -114,6 +117,19 @@ impl CudaExec {
             .map_err(|e| format!("{} (is the kernel in the PTX? rebuild the app)", e))?;
         functions.insert(name, f.clone());
         Ok(f)
+    }
+
+    /// Blocks of `threads` of kernel `name` that fit on one multiprocessor at once.
+    pub fn resident_blocks(&self, name: &'static str, threads: u32) -> std::result::Result<u32, String> {
+        if let Some(&n) = self.occupancy.lock().unwrap().get(&(name, threads)) {
+            return Ok(n);
+        }
+        let n = self
+            .function(name)?
+            .occupancy_max_active_blocks_per_multiprocessor(threads, 0, None)
+            .map_err(|e| format!("occupancy of `{name}`: {e}"))?;
+        self.occupancy.lock().unwrap().insert((name, threads), n);
+        Ok(n)
     }
 
     /// Queue a launch. `Err` carries the driver's message.
