@@ -176,10 +176,11 @@ fn is_oom(e: &anyhow::Error) -> bool {
 
 fn options(job: &Job, exec: ExecutorOptions) -> anyhow::Result<(Implementation, RunOptions)> {
     Ok(match job.store.as_deref() {
-        None => (Implementation::Soa, RunOptions { exec, store: ObjectStore::Dynasoar }),
+        None => (Implementation::Soa, RunOptions { exec, store: ObjectStore::Dynasoar, fixed_pool: false }),
         Some(name) => {
             let store: ObjectStore = name.parse().map_err(anyhow::Error::msg)?;
-            (Implementation::Dynasoar, RunOptions { exec, store })
+            // A given heap (Figure 11) is the same for every allocator.
+            (Implementation::Dynasoar, RunOptions { exec, store, fixed_pool: job.heap_bytes.is_some() })
         }
     })
 }
@@ -535,13 +536,6 @@ fn fig11_figures(records: &[Record]) -> Vec<Figure> {
         .collect()
 }
 
-/// The pool `store` gets for a `heap_bytes` heap: the apps' `RunOptions::runtime` gives
-/// general-purpose allocators twice the heap plus 32 MiB (for their headers and size classes),
-/// and Figure 11 must say what each allocator really had.
-fn pool_bytes(store: &str, heap_bytes: u64) -> u64 {
-    if store == "dynasoar" { heap_bytes } else { 2 * heap_bytes + (32 << 20) }
-}
-
 /// The note of Figure 11's summary record of an allocator.
 const LARGEST: &str = "largest size that ran";
 
@@ -577,7 +571,9 @@ fn largest_size(
             chunk: None,
         };
         let mut r = runner.record("fig11", &job);
-        r.heap_bytes = Some(pool_bytes(store, plan.heap_bytes));
+        // Every store gets the same heap here (`RunOptions::fixed_pool`): an earlier H200 run
+        // gave general-purpose allocators twice DynaSOAr's, and they ran larger oceans.
+        r.heap_bytes = Some(plan.heap_bytes);
         bar.inc(1);
         let status = r.status;
         records.push(r);
@@ -607,7 +603,7 @@ fn largest_size(
     let mut summary = Record::new("fig11", store, runner.backend);
     summary.app = Some(app.name());
     summary.steps = Some(steps);
-    summary.heap_bytes = Some(pool_bytes(store, plan.heap_bytes));
+    summary.heap_bytes = Some(plan.heap_bytes);
     match (good, stop_note) {
         (Some(g), None) => {
             summary.size = g;

@@ -58,7 +58,7 @@ impl CommonArgs {
 
     /// Backend and object store for the app's drivers.
     pub fn run_options(&self) -> RunOptions {
-        RunOptions { exec: self.executor_options(), store: self.allocator }
+        RunOptions { exec: self.executor_options(), store: self.allocator, fixed_pool: false }
     }
 
     /// Executor options for the requested backend.
@@ -78,11 +78,14 @@ impl CommonArgs {
 pub struct RunOptions {
     pub exec: ExecutorOptions,
     pub store: ObjectStore,
+    /// General-purpose allocators get exactly the heap DynaSOAr would (the paper's Figure 11,
+    /// problem sizes at a fixed heap), not twice that plus 32 MiB.
+    pub fixed_pool: bool,
 }
 
 impl From<ExecutorOptions> for RunOptions {
     fn from(exec: ExecutorOptions) -> Self {
-        RunOptions { exec, store: ObjectStore::Dynasoar }
+        RunOptions { exec, store: ObjectStore::Dynasoar, fixed_pool: false }
     }
 }
 
@@ -95,6 +98,9 @@ impl RunOptions {
         let builder = Runtime::<A>::builder(MODELS).executor_options(self.exec.clone()).store(self.store);
         match self.store {
             ObjectStore::Dynasoar => builder.heap_bytes(heap_bytes),
+            ObjectStore::Malloc(_) if self.fixed_pool => {
+                builder.heap_bytes(heap_bytes).aos_capacity_for_heap(heap_bytes)
+            }
             ObjectStore::Malloc(_) => {
                 builder.heap_bytes(2 * heap_bytes + (32 << 20)).aos_capacity_for_heap(heap_bytes)
             }
