@@ -94,6 +94,32 @@ impl fmt::Display for BuildError {
 
 impl std::error::Error for BuildError {}
 
+/// `ptx` with `.maxnreg n` on every do-all and constructor entry (`dynasoar_do__*`,
+/// `dynasoar_new__*`), between the parameter list and the body, or with none when `n` is `None`
+/// (rustc never writes the directive, so any there came from an earlier build with a cap).
+pub fn cap_registers(ptx: &str, n: Option<u32>) -> String {
+    let mut out = String::with_capacity(ptx.len() + 1024);
+    let mut in_entry_params = false;
+    for line in ptx.split_inclusive('\n') {
+        let trimmed = line.trim();
+        if trimmed.starts_with(".maxnreg") {
+            continue;
+        }
+        out.push_str(line);
+        if trimmed.starts_with(".visible .entry dynasoar_do__")
+            || trimmed.starts_with(".visible .entry dynasoar_new__")
+        {
+            in_entry_params = true;
+        } else if in_entry_params && trimmed == ")" {
+            in_entry_params = false;
+            if let Some(n) = n {
+                out.push_str(&format!(".maxnreg {n}\n"));
+            }
+        }
+    }
+    out
+}
+
 /// Builds one model crate to PTX.
 #[derive(Clone, Debug)]
 pub struct PtxBuilder {
@@ -103,6 +129,7 @@ pub struct PtxBuilder {
     target_dir: Option<PathBuf>,
     quiet: bool,
     aos: bool,
+    max_registers: Option<u32>,
 }
 
 /// What a successful build produced.
@@ -136,6 +163,7 @@ impl PtxBuilder {
             target_dir: None,
             quiet: false,
             aos: false,
+            max_registers: None,
         }
     }
 
@@ -160,6 +188,15 @@ impl PtxBuilder {
     /// Build the AOS variant (objects of general-purpose allocators; see the module docs).
     pub fn aos(mut self) -> Self {
         self.aos = true;
+        self
+    }
+
+    /// Cap the registers of the do-all and constructor kernels at `n` per thread (PTX
+    /// `.maxnreg`; ptxas spills what does not fit). Kernels that allocate inline the allocator
+    /// and need 110-136 registers, so a multiprocessor holds only 512 of their threads; a cap
+    /// trades spills for occupancy. Kernels below the cap are unchanged.
+    pub fn max_registers(mut self, n: u32) -> Self {
+        self.max_registers = Some(n);
         self
     }
 
@@ -234,6 +271,16 @@ impl PtxBuilder {
         let ptx = deps.join(format!("{stem}.s"));
         if !ptx.is_file() {
             return Err(BuildError::MissingOutput(ptx));
+        }
+        // In place, so that every user of the device build's PTX (the GPU bundle's cubins
+        // included) sees the same text; cargo may keep the file from an earlier build, with or
+        // without a cap.
+        let text = std::fs::read_to_string(&ptx)
+            .map_err(|e| BuildError::Io(format!("reading {}", ptx.display()), e))?;
+        let capped = cap_registers(&text, self.max_registers);
+        if capped != text {
+            std::fs::write(&ptx, capped)
+                .map_err(|e| BuildError::Io(format!("writing {}", ptx.display()), e))?;
         }
         let sources = read_dep_info(&deps, &self.crate_dir);
         self.directive(format_args!("rerun-if-changed={}", manifest.display()));
@@ -453,6 +500,23 @@ fn resolve(path: &Path, crate_dir: &Path) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn register_cap_goes_on_do_all_and_constructor_entries_once() {
+        let ptx = ".visible .entry dynasoar_do__H__C__m(\n\t.param .u64 p\n)\n{\n\tret;\n}\n\
+                   .visible .entry dynasoar_heap_enumerate(\n\t.param .u64 p\n)\n{\n\tret;\n}\n\
+                   .visible .entry dynasoar_new__H__C__create(\n\t.param .u64 p\n)\n{\n\tret;\n}\n";
+        let capped = cap_registers(ptx, Some(80));
+        assert_eq!(capped.matches(".maxnreg 80").count(), 2, "{capped}");
+        assert!(capped.contains("dynasoar_do__H__C__m(\n\t.param .u64 p\n)\n.maxnreg 80\n{"), "{capped}");
+        assert!(
+            capped.contains("dynasoar_heap_enumerate(\n\t.param .u64 p\n)\n{"),
+            "other kernels untouched"
+        );
+        assert_eq!(cap_registers(&capped, Some(80)), capped, "idempotent");
+        assert_eq!(cap_registers(&capped, Some(64)).matches(".maxnreg 64").count(), 2);
+        assert_eq!(cap_registers(&capped, None), ptx, "a build without a cap removes it");
+    }
 
     #[test]
     fn arch_strings_are_validated() {
