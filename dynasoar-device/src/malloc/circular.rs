@@ -49,9 +49,15 @@
 //!   swallows or splits it, or being freed and merged) is marked `HELD`, not `USED`, until the
 //!   thread is done. A walker that passes a held chunk knows that memory may be about to come
 //!   free, as when it loses a race for a chunk that fits.
+//! - **Lost races**: a walker that loses the race for a chunk, or finds it held, reads that
+//!   header again (up to `MAX_LOOKS_AT_CHUNK` times) rather than follow the next offset it read
+//!   before, which the winner may be changing (with the fused header, that offset skipped the
+//!   whole remainder being split off).
 //! - **Out of memory**: a walker gives up after covering the whole circle once (null) without
-//!   meeting another thread's held chunk or losing a race; otherwise it walks up to
-//!   `MAX_CIRCLES` circles, so it never loops for long while other threads hold chunks.
+//!   meeting another thread's held chunk, a swallowed header or a lost race; otherwise it walks
+//!   up to `MAX_CIRCLES` circles, so it never loops for long while other threads hold chunks. A
+//!   restart from the pool's start begins the circle again, a few times per request (then it
+//!   ends the circle as contended): a circle is only done once every chunk was looked at.
 //!
 //! # Limits
 //! First-fit on a circular list: allocation cost grows with fragmentation; requests split
