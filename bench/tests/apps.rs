@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{bench, json_lines, number, scratch};
+use common::{bench, json_lines, number, quick_on_cpu, scratch};
 use serde_json::Value;
 
 const APPS: [&str; 9] = [
@@ -25,13 +25,6 @@ const STORES: [&str; 4] = ["soa", "dynasoar", "atomic", "kma"];
 fn quick_apps_on_the_cpu_write_every_figure() {
     let out = scratch("apps");
     let args = [
-        "apps",
-        "--quick",
-        "--backend",
-        "cpu",
-        "--cpu-threads",
-        "2",
-        "--quiet",
         "--allocators",
         "atomic,kma",
         // Few probes and one app keep Figure 11 to seconds; the search logic is the same.
@@ -42,7 +35,7 @@ fn quick_apps_on_the_cpu_write_every_figure() {
         "--timeout-s",
         "60",
     ];
-    let output = bench(&out, &args);
+    let output = quick_on_cpu(&out, "apps", &args);
     let records = json_lines(&output);
     let of = |test: &str| records.iter().filter(|r| r["test"] == test).collect::<Vec<&Value>>();
 

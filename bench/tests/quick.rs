@@ -8,7 +8,7 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
-use common::{bench, json_lines, number, scratch};
+use common::{json_lines, number, quick_on_cpu, scratch};
 use serde_json::Value;
 
 /// Allocators that are complete today and fast on the CPU.
@@ -18,20 +18,7 @@ const TESTS: [&str; 7] = ["alloc", "mixed", "scaling", "frag", "oom", "write", "
 #[test]
 fn quick_suite_on_the_cpu_writes_every_output() {
     let out = scratch("quick");
-    let output = bench(
-        &out,
-        &[
-            "synthetic",
-            "--quick",
-            "--backend",
-            "cpu",
-            "--cpu-threads",
-            "2",
-            "--quiet",
-            "--allocators",
-            ALLOCATORS,
-        ],
-    );
+    let output = quick_on_cpu(&out, "synthetic", &["--allocators", ALLOCATORS]);
     let records = json_lines(&output);
     for test in TESTS {
         let of_test: Vec<&Value> = records.iter().filter(|r| r["test"] == test).collect();
@@ -89,24 +76,8 @@ fn quick_suite_on_the_cpu_writes_every_output() {
 #[test]
 fn a_tiny_heap_reports_oom_not_a_time() {
     let out = scratch("tiny");
-    let output = bench(
-        &out,
-        &[
-            "synthetic",
-            "--quick",
-            "--backend",
-            "cpu",
-            "--cpu-threads",
-            "2",
-            "--quiet",
-            "--tests",
-            "alloc",
-            "--allocators",
-            ALLOCATORS,
-            "--heap-mib",
-            "1",
-        ],
-    );
+    let output =
+        quick_on_cpu(&out, "synthetic", &["--tests", "alloc", "--allocators", ALLOCATORS, "--heap-mib", "1"]);
     let records = json_lines(&output);
     // 1024 threads of 4096 B need 4 MiB.
     for allocator in ALLOCATORS.split(',') {

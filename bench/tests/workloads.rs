@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{bench, json_lines, number, scratch};
+use common::{json_lines, number, quick_on_cpu, scratch};
 use serde_json::Value;
 
 /// Allocators that free and reuse (kma, scatter), the bump reference (atomic) and one that
@@ -14,20 +14,7 @@ const ALLOCATORS: &str = "atomic,kma,scatter,fdg";
 #[test]
 fn quick_workloads_on_the_cpu_verify_and_write_every_output() {
     let out = scratch("workloads");
-    let output = bench(
-        &out,
-        &[
-            "workloads",
-            "--quick",
-            "--backend",
-            "cpu",
-            "--cpu-threads",
-            "2",
-            "--quiet",
-            "--allocators",
-            ALLOCATORS,
-        ],
-    );
+    let output = quick_on_cpu(&out, "workloads", &["--allocators", ALLOCATORS]);
     let records = json_lines(&output);
     let of = |test: &str, allocator: &str| -> Vec<&Value> {
         records.iter().filter(|r| r["test"] == test && r["allocator"] == allocator).collect()
@@ -101,25 +88,10 @@ fn quick_workloads_on_the_cpu_verify_and_write_every_output() {
 #[test]
 fn a_tiny_graph_pool_reports_oom_not_corrupt() {
     let out = scratch("workloads-tiny");
-    let output = bench(
+    let output = quick_on_cpu(
         &out,
-        &[
-            "workloads",
-            "--quick",
-            "--backend",
-            "cpu",
-            "--cpu-threads",
-            "2",
-            "--quiet",
-            "--workloads",
-            "graph",
-            "--allocators",
-            "atomic",
-            "--heap-mib",
-            "1",
-            "--graph-vertices",
-            "100000",
-        ],
+        "workloads",
+        &["--workloads", "graph", "--allocators", "atomic", "--heap-mib", "1", "--graph-vertices", "100000"],
     );
     let records = json_lines(&output);
     let init = records.iter().find(|r| r["test"] == "graph-init").expect("a graph-init line");

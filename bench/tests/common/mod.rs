@@ -32,6 +32,12 @@ pub fn bench(out: &Path, args: &[&str]) -> Output {
     output
 }
 
+/// `dynasoar-bench <subcommand> --quick` on the CPU backend with 2 threads, quietly, plus `args`.
+pub fn quick_on_cpu(out: &Path, subcommand: &str, args: &[&str]) -> Output {
+    let common = [subcommand, "--quick", "--backend", "cpu", "--cpu-threads", "2", "--quiet"];
+    bench(out, &[&common[..], args].concat())
+}
+
 pub fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("dynasoar-bench-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
