@@ -226,11 +226,9 @@ impl<A: AllocatorSpec> RuntimeBuilder<A> {
                 Store::Aos(AosHeap::new(&exec, kind, self.heap_bytes, A::CLASSES, capacity)?)
             }
         };
-        let grid = exec.full_grid(THREADS);
         Ok(Runtime {
             exec,
             store,
-            grid,
             deferred: self.deferred_checks,
             profile: self.profile.then(|| Mutex::new(Profile::default())),
             pending: Mutex::new(Vec::new()),
@@ -265,19 +263,18 @@ pub struct KernelTime {
 #[derive(Default)]
 struct Profile {
     marks: Vec<(Option<Phase>, Marker)>,
-    /// The executor's queued operations when the last mark was recorded.
-    last_ops: u64,
-    kernels: Vec<KernelTime>,
+    /// Launches and device time of each phase timed so far.
+    totals: Vec<(Phase, u64, Duration)>,
 }
 
 impl Profile {
-    fn add(&mut self, name: String, d: Duration) {
-        match self.kernels.iter_mut().find(|k| k.name == name) {
-            Some(k) => {
-                k.launches += 1;
-                k.total += d;
+    fn add(&mut self, phase: Phase, d: Duration) {
+        match self.totals.iter_mut().find(|t| t.0 == phase) {
+            Some(t) => {
+                t.1 += 1;
+                t.2 += d;
             }
-            None => self.kernels.push(KernelTime { name, launches: 1, total: d }),
+            None => self.totals.push((phase, 1, d)),
         }
     }
 }
@@ -308,7 +305,6 @@ pub struct Timings {
 pub struct Runtime<A> {
     exec: Executor,
     store: Store,
-    grid: Grid,
     deferred: bool,
     profile: Option<Mutex<Profile>>,
     /// Kernels launched since the last check (deferred mode), to name them in errors.
@@ -390,7 +386,7 @@ impl<A: AllocatorSpec> Runtime<A> {
         let Some(profile) = &self.profile else { return f() };
         {
             let mut p = profile.lock().unwrap();
-            if !chained || p.marks.is_empty() || p.last_ops != self.exec.queued_ops() {
+            if !chained || p.marks.is_empty() {
                 let start = self.exec.marker()?;
                 p.marks.push((None, start));
             }
@@ -399,7 +395,6 @@ impl<A: AllocatorSpec> Runtime<A> {
         let end = self.exec.marker()?;
         let mut p = profile.lock().unwrap();
         p.marks.push((Some(phase), end));
-        p.last_ops = self.exec.queued_ops();
         Ok(r)
     }
 
@@ -534,7 +529,7 @@ impl<A: AllocatorSpec> Runtime<A> {
                 capacity: capacity as u64,
                 written: written.ptr(),
             };
-            self.exec.launch(&T::GATHER, self.grid, params)?;
+            self.exec.launch(&T::GATHER, self.exec.wave_grid(&T::GATHER, THREADS)?, params)?;
             let n = self.exec.read_all(&written)?[0] as usize;
             if n > capacity {
                 return Err(Error::InvalidArgument(format!(
@@ -642,16 +637,13 @@ impl<A> Runtime<A> {
             let Some(phase) = *phase else { continue };
             let d = self.exec.elapsed(start, end)?;
             match phase {
-                Phase::Enumerate(class) => {
-                    t.enumeration += d;
-                    profile.add(format!("enumerate {class}"), d);
-                }
-                Phase::Method(kernel) => {
+                Phase::Enumerate(_) => t.enumeration += d,
+                Phase::Method(_) => {
                     t.methods += d;
                     t.launches += 1;
-                    profile.add(kernel.to_string(), d);
                 }
             }
+            profile.add(phase, d);
         }
         for (_, marker) in marks {
             self.exec.recycle(marker);
@@ -666,8 +658,18 @@ impl<A> Runtime<A> {
             return Ok(Vec::new());
         }
         self.take_timings()?;
-        let mut kernels =
-            self.profile.as_ref().map(|p| p.lock().unwrap().kernels.clone()).unwrap_or_default();
+        let totals = self.profile.as_ref().map(|p| p.lock().unwrap().totals.clone()).unwrap_or_default();
+        let mut kernels: Vec<KernelTime> = totals
+            .into_iter()
+            .map(|(phase, launches, total)| KernelTime {
+                name: match phase {
+                    Phase::Enumerate(class) => format!("enumerate {class}"),
+                    Phase::Method(kernel) => kernel.to_string(),
+                },
+                launches,
+                total,
+            })
+            .collect();
         kernels.sort_by_key(|k| std::cmp::Reverse(k.total));
         Ok(kernels)
     }

@@ -7,7 +7,6 @@ mod cuda_link;
 use std::marker::PhantomData;
 use std::str::FromStr;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use dynasoar_device::{DevPtr, Kernel, Plain};
@@ -150,8 +149,6 @@ pub struct Executor {
     pending: Mutex<Vec<&'static str>>,
     /// Set once a kernel failed: (kernels, message).
     failed: Mutex<Option<(KernelNames, String)>>,
-    /// Launches and copies queued so far (see [`Executor::queued_ops`]).
-    queued: AtomicU64,
 }
 
 /// At most this many kernel names are remembered between synchronisations.
@@ -185,7 +182,6 @@ impl Executor {
             sync_each_launch: options.sync_each_launch,
             pending: Mutex::new(Vec::new()),
             failed: Mutex::new(None),
-            queued: AtomicU64::new(0),
         };
         if options.backend == Backend::Auto && !options.quiet {
             match fallback_reason {
@@ -300,7 +296,6 @@ impl Executor {
             }
             pending.push(kernel.name());
         }
-        self.queued.fetch_add(1, Ordering::Relaxed);
         let launched = match &self.imp {
             Imp::Cuda(c) => c.launch(kernel, grid, params),
             Imp::Cpu(c) => c.launch(kernel, grid, params),
@@ -433,7 +428,6 @@ impl Executor {
                 dst.len()
             )));
         }
-        self.queued.fetch_add(1, Ordering::Relaxed);
         match (&src.mem, &mut dst.mem) {
             (BufMem::Cuda(s), BufMem::Cuda(d)) => self.cuda()?.copy(s, d),
             (BufMem::Host(s), BufMem::Host(d)) => {
@@ -442,14 +436,6 @@ impl Executor {
             }
             _ => Err(Error::InvalidArgument("buffers of different executors".into())),
         }
-    }
-
-    /// Kernel launches and device-side copies queued so far. Work that waits for the device
-    /// (reads, writes) is not counted: a marker recorded after it is ordered after it anyway.
-    /// Two markers recorded at the same count enclose no work of this executor, so one marker
-    /// can end a timed span and start the next.
-    pub fn queued_ops(&self) -> u64 {
-        self.queued.load(Ordering::Relaxed)
     }
 
     /// Give a marker back once its time was read, so the next [`marker`](Self::marker) reuses
