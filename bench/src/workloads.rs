@@ -76,7 +76,7 @@ pub struct Config {
     pub kd_prims: Vec<u32>,
     pub kd_leaf_size: u32,
     pub kd_max_depth: u32,
-    /// Pool of the kd-tree build, in multiples of the root's array (200 in `000_...`).
+    /// Pool of the kd-tree build, in multiples of the root's array (`000_...` used 200).
     pub kd_pool_factor: u64,
     pub runs: u32,
     pub seed: u64,
