@@ -14,7 +14,7 @@ use dynasoar_examples::render::{Recorder, RenderArgs};
 use dynasoar_examples::traffic::{
     AosSim, Config, DslSim, Network, Outcome, Reference, Simulation, SoaSim, run, run_on,
 };
-use dynasoar_models::traffic::{CarState, MAX_DEGREE, Streets, drive, light_step};
+use dynasoar_models::traffic::{CarState, CellInfo, MAX_DEGREE, Streets, drive, light_step};
 use dynasoar_tests::gpu_executor;
 
 fn options(backend: Backend) -> ExecutorOptions {
@@ -179,20 +179,12 @@ struct Street {
 
 impl Streets for Street {
     type Cell = u32;
-    fn num_outgoing(&self, cell: u32) -> u32 {
-        (cell + 1 < self.limits.len() as u32) as u32
+    fn info(&self, cell: u32) -> CellInfo {
+        let exits = (cell + 1 < self.limits.len() as u32) as u32;
+        CellInfo::new(self.limits[cell as usize], self.cars[cell as usize], exits, self.target == Some(cell))
     }
     fn outgoing(&self, cell: u32, _k: u32) -> u32 {
         cell + 1
-    }
-    fn is_target(&self, cell: u32) -> bool {
-        self.target == Some(cell)
-    }
-    fn is_free(&self, cell: u32) -> bool {
-        !self.cars[cell as usize]
-    }
-    fn speed_limit(&self, cell: u32) -> u32 {
-        self.limits[cell as usize]
     }
 }
 

@@ -16,7 +16,7 @@ use dynasoar::prelude::{DevPtr, Plain};
 use dynasoar::rand::Rng;
 use dynasoar::{ClassSpec, Handle};
 use dynasoar_models::traffic::{
-    AosCell, AosExport, AosLight, AosProducer, AosTraffic, CREATED, Car, CarExport, CarState, Cell,
+    AosCell, AosExport, AosLight, AosProducer, AosTraffic, CREATED, Car, CarExport, CarState, Cell, CellInfo,
     LightSpec, MAX_DEGREE, NetworkTables, ProducerCell, REMOVED, SoaExport, SoaTraffic, Streets,
     TRAFFIC_AOS_ADVANCE, TRAFFIC_AOS_CREATE_CARS, TRAFFIC_AOS_EXPORT, TRAFFIC_AOS_LIGHTS,
     TRAFFIC_AOS_PREPARE, TRAFFIC_SOA_ADVANCE, TRAFFIC_SOA_CREATE_CARS, TRAFFIC_SOA_EXPORT,
@@ -298,6 +298,20 @@ impl Network {
         self.num_outgoing.iter().filter(|&&n| n == 0).count()
     }
 
+    /// Every cell's [`CellInfo`] at the start (no cars).
+    pub fn cell_infos(&self) -> Vec<CellInfo> {
+        (0..self.num_cells() as usize)
+            .map(|i| {
+                CellInfo::new(
+                    self.speed_limit[i] as u32,
+                    false,
+                    self.num_outgoing[i] as u32,
+                    self.is_target[i] != 0,
+                )
+            })
+            .collect()
+    }
+
     /// The cells with a traffic light: the last cells of the streets into intersections.
     pub fn light_cells(&self) -> HashSet<u32> {
         self.lights.iter().flat_map(|l| l.cells[..l.num_cells as usize].iter().copied()).collect()
@@ -563,14 +577,16 @@ impl DslSim {
             let id = c.id as usize;
             ensure!(id < handles.len(), "a cell object has id {id}");
             let n = net.num_outgoing[id] as usize;
-            ensure!(c.num_outgoing as usize == n, "cell {id}: {} exits, the network has {n}", c.num_outgoing);
+            let exits = c.info.exits();
+            ensure!(exits as usize == n, "cell {id}: {exits} exits, the network has {n}");
+            ensure!(c.info.is_free() == c.car.is_null(), "cell {id}: its info and its car disagree");
             for k in 0..n {
                 let exit = id_of.get(&c.outgoing[k].raw().0).copied();
                 ensure!(exit == Some(net.outgoing[id][k]), "cell {id}: exit {k} is {exit:?}");
             }
-            ensure!(c.is_target == (net.is_target[id] != 0), "cell {id}: wrong target flag");
+            ensure!(c.info.is_target() == (net.is_target[id] != 0), "cell {id}: wrong target flag");
             ensure!(c.max_velocity == net.max_velocity[id] as u32, "cell {id}: wrong speed limit");
-            let limit = c.current_max_velocity;
+            let limit = c.info.speed_limit();
             ensure!(
                 limit == c.max_velocity || (limit == 0 && light_cells.contains(&c.id)),
                 "cell {id}: current speed limit {limit} (street: {})",
@@ -712,10 +728,8 @@ impl SoaSim {
             num_lights: net.lights.len() as u32,
             _pad: 0,
             outgoing: keep.ptr(exec.upload(&net.outgoing)?),
-            num_outgoing: keep.ptr(exec.upload(&net.num_outgoing)?),
-            is_target: keep.ptr(exec.upload(&net.is_target)?),
+            info: keep.ptr(exec.upload(&net.cell_infos())?),
             max_velocity: keep.ptr(exec.upload(&net.max_velocity)?),
-            speed_limit: keep.ptr(exec.upload(&net.speed_limit)?),
             has_car: keep.ptr(exec.alloc_zeroed::<u8>(n)?),
             has_car_next: keep.ptr(exec.alloc_zeroed::<u8>(n)?),
             velocity: keep.ptr(exec.alloc_zeroed::<u32>(n)?),
@@ -944,24 +958,18 @@ struct HostStreets<'a> {
 impl Streets for HostStreets<'_> {
     type Cell = u32;
 
-    fn num_outgoing(&self, cell: u32) -> u32 {
-        self.net.num_outgoing[cell as usize] as u32
+    fn info(&self, cell: u32) -> CellInfo {
+        let c = cell as usize;
+        CellInfo::new(
+            self.speed_limit[c] as u32,
+            self.cars[c].is_some(),
+            self.net.num_outgoing[c] as u32,
+            self.net.is_target[c] != 0,
+        )
     }
 
     fn outgoing(&self, cell: u32, k: u32) -> u32 {
         self.net.outgoing[cell as usize][k as usize % MAX_DEGREE]
-    }
-
-    fn is_target(&self, cell: u32) -> bool {
-        self.net.is_target[cell as usize] != 0
-    }
-
-    fn is_free(&self, cell: u32) -> bool {
-        self.cars[cell as usize].is_none()
-    }
-
-    fn speed_limit(&self, cell: u32) -> u32 {
-        self.speed_limit[cell as usize] as u32
     }
 }
 

@@ -307,11 +307,10 @@ impl Simulation for DslSim {
 
     fn step(&self) -> dynasoar::host::Result<()> {
         let (rt, p) = (&self.rt, self.params);
-        rt.parallel_do(OceanCell::prepare)?;
+        // Requests start clear (cells are created without) and `decide` clears them.
         rt.parallel_do(Fish::prepare)?;
         rt.parallel_do(OceanCell::decide)?;
         rt.parallel_do_with(Fish::update, p)?;
-        rt.parallel_do(OceanCell::prepare)?;
         rt.parallel_do(Shark::prepare)?;
         rt.parallel_do(OceanCell::decide)?;
         rt.parallel_do_with(Shark::update, p)?;

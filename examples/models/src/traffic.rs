@@ -163,19 +163,84 @@ pub fn light_step(timer: u32, phase: u32, num_cells: u32, phase_time: u32) -> (u
     if timer == 0 { (timer, (phase + 1) % num_cells.max(1), true) } else { (timer, phase, false) }
 }
 
+/// What a car planning its path needs to know about a cell, packed in one word so that each
+/// cell on the path costs one load: its current speed limit (bits 0-7; 0 while a light is
+/// red), whether a car is on it (bit 8), its number of exits (bits 9-11) and whether it removes
+/// cars (bit 12). The DSL version and the SOA baseline store it per cell; the AOS baseline,
+/// whose cell is one struct anyway, assembles it from its fields.
+#[repr(transparent)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Plain)]
+pub struct CellInfo(pub u32);
+
+impl CellInfo {
+    const LIMIT: u32 = 0xff;
+    const OCCUPIED: u32 = 1 << 8;
+    const EXITS_SHIFT: u32 = 9;
+    const EXITS: u32 = 0x7 << Self::EXITS_SHIFT;
+    const TARGET: u32 = 1 << 12;
+
+    /// A cell with speed limit `speed_limit` (at most 255), `exits` exits (at most
+    /// [`MAX_DEGREE`]), a car on it or not, a target or not.
+    #[inline(always)]
+    pub fn new(speed_limit: u32, occupied: bool, exits: u32, is_target: bool) -> Self {
+        CellInfo(
+            (speed_limit & Self::LIMIT)
+                | if occupied { Self::OCCUPIED } else { 0 }
+                | ((exits << Self::EXITS_SHIFT) & Self::EXITS)
+                | if is_target { Self::TARGET } else { 0 },
+        )
+    }
+
+    /// The current speed limit (0 for a red light).
+    #[inline(always)]
+    pub fn speed_limit(self) -> u32 {
+        self.0 & Self::LIMIT
+    }
+
+    /// Whether no car is on the cell.
+    #[inline(always)]
+    pub fn is_free(self) -> bool {
+        self.0 & Self::OCCUPIED == 0
+    }
+
+    /// Number of exits (0..=4).
+    #[inline(always)]
+    pub fn exits(self) -> u32 {
+        (self.0 & Self::EXITS) >> Self::EXITS_SHIFT
+    }
+
+    #[inline(always)]
+    pub fn is_target(self) -> bool {
+        self.0 & Self::TARGET != 0
+    }
+
+    /// Whether the cell removes the cars that reach it (see [`is_exit`]).
+    #[inline(always)]
+    pub fn is_exit(self) -> bool {
+        is_exit(self.exits(), self.is_target())
+    }
+
+    /// The same cell with speed limit `speed_limit`.
+    #[inline(always)]
+    pub fn with_speed_limit(self, speed_limit: u32) -> Self {
+        CellInfo((self.0 & !Self::LIMIT) | (speed_limit & Self::LIMIT))
+    }
+
+    /// The same cell with a car on it (`true`) or none.
+    #[inline(always)]
+    pub fn with_car(self, occupied: bool) -> Self {
+        CellInfo(if occupied { self.0 | Self::OCCUPIED } else { self.0 & !Self::OCCUPIED })
+    }
+}
+
 /// The street network as a car sees it while planning (nobody writes it meanwhile).
 pub trait Streets {
     /// A cell.
     type Cell: Copy;
-    /// Number of exits of `cell` (0..=4).
-    fn num_outgoing(&self, cell: Self::Cell) -> u32;
-    /// Exit `k` of `cell` (any value for `k >= num_outgoing`: it is not used).
+    /// What planning needs to know about `cell`.
+    fn info(&self, cell: Self::Cell) -> CellInfo;
+    /// Exit `k` of `cell` (`k` below its number of exits).
     fn outgoing(&self, cell: Self::Cell, k: u32) -> Self::Cell;
-    fn is_target(&self, cell: Self::Cell) -> bool;
-    /// Whether no car is on `cell`.
-    fn is_free(&self, cell: Self::Cell) -> bool;
-    /// The current speed limit of `cell` (0 for a red light).
-    fn speed_limit(&self, cell: Self::Cell) -> u32;
 }
 
 /// Plan one step of a car on `position` that moved `velocity` cells last step: returns its
@@ -192,20 +257,21 @@ pub fn drive<S: Streets>(
     // Accelerate by 1 or 2, but never beyond the limit of the car's own cell (a car on a light
     // that turned red stays).
     let speedup = 1 + rng.below(2);
-    let mut limit = (velocity + speedup).min(max_velocity).min(streets.speed_limit(position));
+    let mut here = streets.info(position);
+    let mut limit = (velocity + speedup).min(max_velocity).min(here.speed_limit());
     let (mut previous, mut cell, mut moved) = (position, position, 0);
     while moved < limit {
-        // The first exit is loaded together with the cell's kind: most cells have one exit.
-        let first = streets.outgoing(cell, 0);
-        let exits = streets.num_outgoing(cell);
-        if is_exit(exits, streets.is_target(cell)) {
+        // One load per cell on the path: its info, which also tells how to go on from there.
+        let exits = here.exits();
+        if here.is_exit() {
             break;
         }
-        let next = if exits > 1 { streets.outgoing(cell, rng.below(exits)) } else { first };
-        if !streets.is_free(next) {
+        let next = streets.outgoing(cell, if exits > 1 { rng.below(exits) } else { 0 });
+        let ahead = streets.info(next);
+        if !ahead.is_free() {
             break;
         }
-        let next_limit = streets.speed_limit(next);
+        let next_limit = ahead.speed_limit();
         if limit > next_limit {
             // Too fast for the next cell: slow down to its limit if that still gets there.
             if next_limit > moved {
@@ -216,6 +282,7 @@ pub fn drive<S: Streets>(
         }
         previous = cell;
         cell = next;
+        here = ahead;
         moved += 1;
     }
     if moved > 0 && rng.next_f32() < slow_down {
@@ -239,11 +306,10 @@ pub struct Cell {
     pub id: u32,
     /// The street's speed limit.
     pub max_velocity: u32,
-    /// The speed limit now: `max_velocity`, or 0 while a traffic light is red.
-    pub current_max_velocity: u32,
-    pub num_outgoing: u8,
-    /// Cars that reach this cell leave the network.
-    pub is_target: bool,
+    /// The speed limit now (`max_velocity`, or 0 while a traffic light is red), whether `car`
+    /// is set, the number of exits and whether cars that reach this cell leave the network:
+    /// what a car planning its path reads, in one word.
+    pub info: CellInfo,
 }
 
 /// A cell that creates cars.
@@ -329,43 +395,31 @@ impl NetworkTables {
                 car: Handle::NULL,
                 id,
                 max_velocity: self.max_velocity.read(i) as u32,
-                current_max_velocity: self.speed_limit.read(i) as u32,
-                num_outgoing: self.num_outgoing.read(i),
-                is_target: self.is_target.read(i) != 0,
+                info: CellInfo::new(
+                    self.speed_limit.read(i) as u32,
+                    false,
+                    self.num_outgoing.read(i) as u32,
+                    self.is_target.read(i) != 0,
+                ),
             }
         }
     }
 }
 
-/// The streets through the DSL's objects (a null handle is no cell: never free, no exits).
+/// The streets through the DSL's objects (a null handle is no cell: occupied, no exits).
 struct DslStreets;
 
 impl Streets for DslStreets {
     type Cell = Handle<Cell>;
 
     #[inline(always)]
-    fn num_outgoing(&self, cell: Handle<Cell>) -> u32 {
-        cell.get().map_or(0, |c| c.num_outgoing() as u32)
+    fn info(&self, cell: Handle<Cell>) -> CellInfo {
+        cell.get().map_or(CellInfo::new(0, true, 0, false), |c| c.info())
     }
 
     #[inline(always)]
     fn outgoing(&self, cell: Handle<Cell>, k: u32) -> Handle<Cell> {
         cell.get().map_or(Handle::NULL, |c| c.outgoing_at((k as usize) % MAX_DEGREE))
-    }
-
-    #[inline(always)]
-    fn is_target(&self, cell: Handle<Cell>) -> bool {
-        cell.get().is_some_and(|c| c.is_target())
-    }
-
-    #[inline(always)]
-    fn is_free(&self, cell: Handle<Cell>) -> bool {
-        cell.get().is_some_and(|c| c.car().is_null())
-    }
-
-    #[inline(always)]
-    fn speed_limit(&self, cell: Handle<Cell>) -> u32 {
-        cell.get().map_or(0, |c| c.current_max_velocity())
     }
 }
 
@@ -389,7 +443,7 @@ impl Cell {
     #[parallel]
     pub fn link(this: Obj<Self>, _dev: &Device<TrafficHeap>, t: NetworkTables) {
         let id = this.id() as usize;
-        for k in 0..(this.num_outgoing() as usize).min(MAX_DEGREE) {
+        for k in 0..(this.info().exits() as usize).min(MAX_DEGREE) {
             // SAFETY: one entry per cell (see `NetworkTables::cell`).
             let exit = unsafe { exit_of(t.outgoing, id, k as u32) };
             this.set_outgoing_at(k, t.handles.get(exit as u64));
@@ -410,7 +464,8 @@ impl ProducerCell {
     /// Step 1: a free producer may create a car.
     #[parallel]
     pub fn create_car(this: Obj<Self>, dev: &Device<TrafficHeap>, args: TrafficArgs) {
-        if !this.car().is_null() {
+        let info = this.info();
+        if !info.is_free() {
             return;
         }
         let mut rng = this.rng();
@@ -419,6 +474,7 @@ impl ProducerCell {
             let car = Car { rng: car_rng, position: here, destination: here, velocity: 0, max_velocity };
             if let Some(car) = dev.make_new(car) {
                 this.set_car(car.handle());
+                this.set_info(info.with_car(true));
                 args.counters.at(CREATED).fetch_add(1);
             }
         }
@@ -453,12 +509,18 @@ impl Car {
             return;
         }
         let (Some(from_cell), Some(to_cell)) = (from.get(), to.get()) else { return };
+        // Plain read-modify-writes of the infos: in this launch nobody else writes either cell
+        // (the destination was free and only this car goes there; nobody enters a cell a car
+        // leaves, see the module docs).
         from_cell.set_car(Handle::NULL);
-        if is_exit(to_cell.num_outgoing() as u32, to_cell.is_target()) {
+        from_cell.set_info(from_cell.info().with_car(false));
+        let to_info = to_cell.info();
+        if to_info.is_exit() {
             args.counters.at(REMOVED).fetch_add(1);
             dev.free(this);
         } else {
             to_cell.set_car(this.handle());
+            to_cell.set_info(to_info.with_car(true));
             this.set_position(to);
         }
     }
@@ -502,10 +564,10 @@ impl TrafficLight {
         this.set_timer(timer);
         if switched {
             if let Some(red) = this.cells_at(old as usize % MAX_DEGREE).get() {
-                red.set_current_max_velocity(0);
+                red.set_info(red.info().with_speed_limit(0));
             }
             if let Some(green) = this.cells_at(phase as usize % MAX_DEGREE).get() {
-                green.set_current_max_velocity(green.max_velocity());
+                green.set_info(green.info().with_speed_limit(green.max_velocity()));
             }
             this.set_phase(phase);
         }
@@ -528,10 +590,10 @@ pub struct SoaTraffic {
     pub num_lights: u32,
     pub _pad: u32,
     pub outgoing: DevPtr<[u32; MAX_DEGREE]>,
-    pub num_outgoing: DevPtr<u8>,
-    pub is_target: DevPtr<u8>,
+    /// Speed limit now, exits and target flag (the car bit is not used: presence is
+    /// double-buffered below).
+    pub info: DevPtr<CellInfo>,
     pub max_velocity: DevPtr<u8>,
-    pub speed_limit: DevPtr<u8>,
     /// Car presence now (1: a car) and after this step's `advance`.
     pub has_car: DevPtr<u8>,
     pub has_car_next: DevPtr<u8>,
@@ -637,33 +699,16 @@ impl Streets for SoaStreets<'_> {
     type Cell = u32;
 
     #[inline(always)]
-    fn num_outgoing(&self, cell: u32) -> u32 {
-        // SAFETY: `cell < num_cells` (cell ids come from the network tables).
-        unsafe { self.0.num_outgoing.read(cell as usize) as u32 }
+    fn info(&self, cell: u32) -> CellInfo {
+        // SAFETY: `cell < num_cells` (cell ids come from the network tables); neither array is
+        // written during `prepare`.
+        unsafe { self.0.info.read(cell as usize).with_car(self.0.has_car.read(cell as usize) != 0) }
     }
 
     #[inline(always)]
     fn outgoing(&self, cell: u32, k: u32) -> u32 {
         // SAFETY: as above.
         unsafe { exit_of(self.0.outgoing, cell as usize, k) }
-    }
-
-    #[inline(always)]
-    fn is_target(&self, cell: u32) -> bool {
-        // SAFETY: as above.
-        unsafe { self.0.is_target.read(cell as usize) != 0 }
-    }
-
-    #[inline(always)]
-    fn is_free(&self, cell: u32) -> bool {
-        // SAFETY: as above; presence is not written during `prepare`.
-        unsafe { self.0.has_car.read(cell as usize) == 0 }
-    }
-
-    #[inline(always)]
-    fn speed_limit(&self, cell: u32) -> u32 {
-        // SAFETY: as above.
-        unsafe { self.0.speed_limit.read(cell as usize) as u32 }
     }
 }
 
@@ -706,8 +751,8 @@ pub fn traffic_soa_lights(t: SoaTraffic) {
             if switched {
                 let red = exit_of(t.light_cells, i, old) as usize;
                 let green = exit_of(t.light_cells, i, phase) as usize;
-                t.speed_limit.write(red, 0);
-                t.speed_limit.write(green, t.max_velocity.read(green));
+                t.info.write(red, t.info.read(red).with_speed_limit(0));
+                t.info.write(green, t.info.read(green).with_speed_limit(t.max_velocity.read(green) as u32));
                 t.light_phase.write(i, phase);
             }
         }
@@ -754,7 +799,7 @@ pub fn traffic_soa_advance(t: SoaTraffic) {
                 t.has_car_next.write(c, 1);
                 return;
             }
-            if is_exit(t.num_outgoing.read(d) as u32, t.is_target.read(d) != 0) {
+            if t.info.read(d).is_exit() {
                 t.args.counters.at(REMOVED).fetch_add(1);
                 return;
             }
@@ -809,34 +854,24 @@ impl Streets for AosStreets<'_> {
     type Cell = u32;
 
     #[inline(always)]
-    fn num_outgoing(&self, cell: u32) -> u32 {
-        // SAFETY: `cell < num_cells`; not written during `prepare`.
-        unsafe { (*aos_cell(self.0, cell as usize)).num_outgoing as u32 }
+    fn info(&self, cell: u32) -> CellInfo {
+        let now = (self.0.parity & 1) as usize;
+        let c = aos_cell(self.0, cell as usize);
+        // SAFETY: `cell < num_cells`; these fields are not written during `prepare`.
+        unsafe {
+            CellInfo::new(
+                (*c).speed_limit as u32,
+                (*c).has_car[now] != 0,
+                (*c).num_outgoing as u32,
+                (*c).is_target != 0,
+            )
+        }
     }
 
     #[inline(always)]
     fn outgoing(&self, cell: u32, k: u32) -> u32 {
         // SAFETY: as above.
         unsafe { (*aos_cell(self.0, cell as usize)).outgoing[(k as usize) % MAX_DEGREE] }
-    }
-
-    #[inline(always)]
-    fn is_target(&self, cell: u32) -> bool {
-        // SAFETY: as above.
-        unsafe { (*aos_cell(self.0, cell as usize)).is_target != 0 }
-    }
-
-    #[inline(always)]
-    fn is_free(&self, cell: u32) -> bool {
-        let now = (self.0.parity & 1) as usize;
-        // SAFETY: as above.
-        unsafe { (*aos_cell(self.0, cell as usize)).has_car[now] == 0 }
-    }
-
-    #[inline(always)]
-    fn speed_limit(&self, cell: u32) -> u32 {
-        // SAFETY: as above.
-        unsafe { (*aos_cell(self.0, cell as usize)).speed_limit as u32 }
     }
 }
 

@@ -1,17 +1,21 @@
 //! Wa-Tor: fish and sharks on a torus (Dewdney 1984; the paper's `wa-tor`, Table 1 and 7.3).
 //!
 //! Every cell of a `width x height` torus holds at most one agent, a fish or a shark. A step
-//! has two phases, first the fish, then the sharks, and each phase has four do-alls (as in the
-//! original DynaSOAr benchmark, 8 per step):
+//! has two phases, first the fish, then the sharks, and each phase has three do-alls:
 //!
-//! 1. cells `prepare`: clear their move requests;
-//! 2. agents `prepare`: age, then ask one neighbouring cell to take them (fish: a random free
+//! 1. agents `prepare`: age, then ask one neighbouring cell to take them (fish: a random free
 //!    neighbour; sharks: a random neighbour with a fish, else a random free one) by setting a
 //!    request bit in that cell; a shark whose energy runs out asks nothing (it starves);
-//! 3. cells `decide`: a cell with requests picks one requester at random and tells it to come;
-//! 4. agents `update`: a chosen agent moves; if its egg timer is past the spawn threshold it
+//! 2. cells `decide`: a cell with requests picks one requester at random and tells it to come,
+//!    and clears its requests for the next phase;
+//! 3. agents `update`: a chosen agent moves; if its egg timer is past the spawn threshold it
 //!    leaves a newborn of its kind in the cell it left. A shark that moves onto a fish eats it
 //!    (the fish object is freed) and gains energy; a starving shark dies (frees itself).
+//!
+//! The original DynaSOAr benchmark has a fourth do-all per phase, a cells' `prepare` that
+//! clears every cell's requests before the agents ask; clearing them in `decide`, where they
+//! are read anyway, gives the same requests and spares two passes over all cells per step.
+//! (`OceanCell::prepare` still exists, for a heap whose requests are not known to be clear.)
 //!
 //! Every cell gets requests from at most its four neighbours, each agent asks one cell, and a
 //! cell accepts one agent, so no two threads ever write the same agent or cell field in one
@@ -354,19 +358,21 @@ impl OceanCell {
         this.set_agent(agent.unwrap_or_default());
     }
 
-    /// Phase step 1: forget the last phase's requests.
+    /// Forget all requests (the step needs no such pass: `decide` clears what it reads).
     #[parallel]
     pub fn prepare(this: Obj<Self>, _dev: &Device<OceanHeap>) {
         this.set_requests(0);
     }
 
-    /// Phase step 3: accept one requester, if any.
+    /// Phase step 2: accept one requester, if any, and clear the requests for the next phase.
     #[parallel]
     pub fn decide(this: Obj<Self>, _dev: &Device<OceanHeap>) {
         let requests = this.requests();
         if requests == 0 {
             return;
         }
+        // Every request of this phase was made in the agents' `prepare` launch, before this one.
+        this.set_requests(0);
         let mut rng = this.rng();
         if let Some(dir) = accept(requests, &mut rng)
             && let Some(agent) = this.neighbors_at((dir & 3) as usize).get().and_then(|n| n.agent().get())
@@ -435,7 +441,7 @@ impl Fish {
         Fish { base: OceanAgent { rng, position: cell, new_position: cell }, egg_timer }
     }
 
-    /// Fish phase step 2: age, and ask a free neighbour to take this fish.
+    /// Fish phase step 1: age, and ask a free neighbour to take this fish.
     #[parallel]
     pub fn prepare(this: Obj<Self>, _dev: &Device<OceanHeap>) {
         this.set_egg_timer(this.egg_timer() + 1);
@@ -458,7 +464,7 @@ impl Fish {
         }
     }
 
-    /// Fish phase step 4: move if accepted, and maybe leave a newborn behind.
+    /// Fish phase step 3: move if accepted, and maybe leave a newborn behind.
     #[parallel]
     pub fn update(this: Obj<Self>, dev: &Device<OceanHeap>, p: Params) {
         let (old, new) = (this.position(), this.new_position());
@@ -496,7 +502,7 @@ impl Shark {
         }
     }
 
-    /// Shark phase step 2: age and hunger; unless starving, ask a neighbour with a fish (else
+    /// Shark phase step 1: age and hunger; unless starving, ask a neighbour with a fish (else
     /// a free one) to take this shark.
     #[parallel]
     pub fn prepare(this: Obj<Self>, _dev: &Device<OceanHeap>) {
@@ -527,7 +533,7 @@ impl Shark {
         }
     }
 
-    /// Shark phase step 4: starve, or move if accepted (eating the fish there) and maybe leave
+    /// Shark phase step 3: starve, or move if accepted (eating the fish there) and maybe leave
     /// a newborn behind.
     #[parallel]
     pub fn update(this: Obj<Self>, dev: &Device<OceanHeap>, p: Params) {
