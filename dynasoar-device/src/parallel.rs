@@ -136,24 +136,34 @@ fn for_each_listed(heap: &Heap<'_>, class: u8, objects: u32, parity: u32, mut f:
     let (step_blocks, step_slots) = (stride / n, stride % n);
     let list = heap.enum_list(class);
     let snapshots = heap.enum_snapshots(class);
+    // Plain loads: the enumeration kernel wrote the list and the snapshots before this launch,
+    // and nothing changes them during it. (Atomic loads would serialise each thread's
+    // iterations behind compiler barriers.) An object whose snapshot bit is set existed at
+    // launch and stays alive until its own thread has visited it, so its block is not reused
+    // before.
+    // SAFETY: called with `position = i / n` for an `i < total`, so `position < blocks`,
+    // entries the enumeration wrote.
+    let entry = |position: u64| unsafe {
+        (list.add(position as usize).read() as u64, snapshots.add(position as usize).read())
+    };
+    let mut next = entry(position);
     while i < total {
-        // Plain loads: the enumeration kernel wrote the list and the snapshots before this
-        // launch, and nothing changes them during it. (Atomic loads would serialise each
-        // thread's iterations behind compiler barriers.) An object whose snapshot bit is set
-        // existed at launch and stays alive until its own thread has visited it, so its block
-        // is not reused before.
-        // SAFETY: `position < blocks`, which the enumeration wrote.
-        let (index, snapshot) =
-            unsafe { (list.add(position as usize).read() as u64, snapshots.add(position as usize).read()) };
-        if snapshot & (1 << slot) != 0 {
-            f(RawHandle::new(heap.block_addr(index), slot as u32, objects, class));
-        }
+        let ((index, snapshot), here) = (next, slot);
         i += stride;
         position += step_blocks;
         slot += step_slots;
         if slot >= n {
             slot -= n;
             position += 1;
+        }
+        // The next list entry is loaded before this object is visited, so its latency overlaps
+        // the method's instead of adding to it (the method's stores would keep the compiler
+        // from hoisting the load itself).
+        if i < total {
+            next = entry(position);
+        }
+        if snapshot & (1 << here) != 0 {
+            f(RawHandle::new(heap.block_addr(index), here as u32, objects, class));
         }
     }
 }
