@@ -581,7 +581,8 @@ impl DslSim {
             ensure!(exits as usize == n, "cell {id}: {exits} exits, the network has {n}");
             ensure!(c.info.is_free() == c.car.is_null(), "cell {id}: its info and its car disagree");
             for k in 0..n {
-                let exit = id_of.get(&c.outgoing[k].raw().0).copied();
+                let handle = if k == 0 { c.next } else { c.branches[k - 1] };
+                let exit = id_of.get(&handle.raw().0).copied();
                 ensure!(exit == Some(net.outgoing[id][k]), "cell {id}: exit {k} is {exit:?}");
             }
             ensure!(c.info.is_target() == (net.is_target[id] != 0), "cell {id}: wrong target flag");
@@ -727,7 +728,15 @@ impl SoaSim {
             num_producers: net.producers.len() as u32,
             num_lights: net.lights.len() as u32,
             _pad: 0,
-            outgoing: keep.ptr(exec.upload(&net.outgoing)?),
+            next: keep.ptr(exec.upload(&net.outgoing.iter().map(|o| o[0]).collect::<Vec<_>>())?),
+            branches: keep.ptr(
+                exec.upload(
+                    &net.outgoing
+                        .iter()
+                        .map(|o| std::array::from_fn(|k| o[k + 1]))
+                        .collect::<Vec<[u32; MAX_DEGREE - 1]>>(),
+                )?,
+            ),
             info: keep.ptr(exec.upload(&net.cell_infos())?),
             max_velocity: keep.ptr(exec.upload(&net.max_velocity)?),
             has_car: keep.ptr(exec.alloc_zeroed::<u8>(n)?),

@@ -298,8 +298,12 @@ pub fn drive<S: Streets>(
 #[soa_class]
 #[derive(Debug, PartialEq)]
 pub struct Cell {
-    /// The cells a car can go to from here (the first `num_outgoing`).
-    pub outgoing: [Handle<Cell>; MAX_DEGREE],
+    /// The first exit: the next cell of the street, or the first outgoing street's first cell
+    /// at an intersection. (Kept apart from the others because most cells have one exit: a
+    /// walk along a street then reads 8 bytes per cell, not a 32-byte array.)
+    pub next: Handle<Cell>,
+    /// The further exits of an intersection (the first `exits - 1`).
+    pub branches: [Handle<Cell>; MAX_DEGREE - 1],
     /// The car on this cell, or null.
     pub car: Handle<Car>,
     /// Index of the cell in the network tables (for the host).
@@ -391,7 +395,8 @@ impl NetworkTables {
         // from its own lists; the tables are only read during the setup.
         unsafe {
             Cell {
-                outgoing: [Handle::NULL; MAX_DEGREE],
+                next: Handle::NULL,
+                branches: [Handle::NULL; MAX_DEGREE - 1],
                 car: Handle::NULL,
                 id,
                 max_velocity: self.max_velocity.read(i) as u32,
@@ -419,7 +424,11 @@ impl Streets for DslStreets {
 
     #[inline(always)]
     fn outgoing(&self, cell: Handle<Cell>, k: u32) -> Handle<Cell> {
-        cell.get().map_or(Handle::NULL, |c| c.outgoing_at((k as usize) % MAX_DEGREE))
+        match cell.get() {
+            None => Handle::NULL,
+            Some(c) if k == 0 => c.next(),
+            Some(c) => c.branches_at((k as usize - 1) % (MAX_DEGREE - 1)),
+        }
     }
 }
 
@@ -445,8 +454,12 @@ impl Cell {
         let id = this.id() as usize;
         for k in 0..(this.info().exits() as usize).min(MAX_DEGREE) {
             // SAFETY: one entry per cell (see `NetworkTables::cell`).
-            let exit = unsafe { exit_of(t.outgoing, id, k as u32) };
-            this.set_outgoing_at(k, t.handles.get(exit as u64));
+            let exit = t.handles.get(unsafe { exit_of(t.outgoing, id, k as u32) } as u64);
+            if k == 0 {
+                this.set_next(exit);
+            } else {
+                this.set_branches_at(k - 1, exit);
+            }
         }
     }
 }
@@ -589,7 +602,9 @@ pub struct SoaTraffic {
     pub num_producers: u32,
     pub num_lights: u32,
     pub _pad: u32,
-    pub outgoing: DevPtr<[u32; MAX_DEGREE]>,
+    /// First exit of each cell and its further exits (as in the DSL version's `Cell`).
+    pub next: DevPtr<u32>,
+    pub branches: DevPtr<[u32; MAX_DEGREE - 1]>,
     /// Speed limit now, exits and target flag (the car bit is not used: presence is
     /// double-buffered below).
     pub info: DevPtr<CellInfo>,
@@ -708,7 +723,16 @@ impl Streets for SoaStreets<'_> {
     #[inline(always)]
     fn outgoing(&self, cell: u32, k: u32) -> u32 {
         // SAFETY: as above.
-        unsafe { exit_of(self.0.outgoing, cell as usize, k) }
+        unsafe {
+            if k == 0 {
+                self.0.next.read(cell as usize)
+            } else {
+                self.0
+                    .branches
+                    .cast::<u32>()
+                    .read(cell as usize * (MAX_DEGREE - 1) + (k as usize - 1) % (MAX_DEGREE - 1))
+            }
+        }
     }
 }
 
