@@ -95,29 +95,38 @@ impl fmt::Display for BuildError {
 impl std::error::Error for BuildError {}
 
 /// `ptx` with `.maxnreg n` on every do-all and constructor entry (`dynasoar_do__*`,
-/// `dynasoar_new__*`), between the parameter list and the body, or with none when `n` is `None`
-/// (rustc never writes the directive, so any there came from an earlier build with a cap).
-pub fn cap_registers(ptx: &str, n: Option<u32>) -> String {
+/// `dynasoar_new__*`) for which `cap(entry name)` is `Some(n)`, between the parameter list and
+/// the body, and on no other entry (rustc never writes the directive, so any there came from an
+/// earlier build with a cap).
+pub fn cap_registers(ptx: &str, cap: impl Fn(&str) -> Option<u32>) -> String {
     let mut out = String::with_capacity(ptx.len() + 1024);
-    let mut in_entry_params = false;
+    let mut pending = None;
     for line in ptx.split_inclusive('\n') {
         let trimmed = line.trim();
         if trimmed.starts_with(".maxnreg") {
             continue;
         }
         out.push_str(line);
-        if trimmed.starts_with(".visible .entry dynasoar_do__")
-            || trimmed.starts_with(".visible .entry dynasoar_new__")
+        if let Some(name) = trimmed.strip_prefix(".visible .entry ")
+            && (name.starts_with("dynasoar_do__") || name.starts_with("dynasoar_new__"))
         {
-            in_entry_params = true;
-        } else if in_entry_params && trimmed == ")" {
-            in_entry_params = false;
-            if let Some(n) = n {
-                out.push_str(&format!(".maxnreg {n}\n"));
-            }
+            pending = Some(cap(name.split('(').next().unwrap_or(name)));
+        } else if trimmed == ")"
+            && let Some(n) = pending.take()
+            && let Some(n) = n
+        {
+            out.push_str(&format!(".maxnreg {n}\n"));
         }
     }
     out
+}
+
+/// A register cap for the kernels whose entry names contain `pattern` (see
+/// [`PtxBuilder::max_registers_for`]).
+#[derive(Clone, Debug)]
+struct RegisterCap {
+    pattern: String,
+    registers: u32,
 }
 
 /// Builds one model crate to PTX.
@@ -130,6 +139,7 @@ pub struct PtxBuilder {
     quiet: bool,
     aos: bool,
     max_registers: Option<u32>,
+    register_caps: Vec<RegisterCap>,
 }
 
 /// What a successful build produced.
@@ -164,6 +174,7 @@ impl PtxBuilder {
             quiet: false,
             aos: false,
             max_registers: None,
+            register_caps: Vec::new(),
         }
     }
 
@@ -198,6 +209,24 @@ impl PtxBuilder {
     pub fn max_registers(mut self, n: u32) -> Self {
         self.max_registers = Some(n);
         self
+    }
+
+    /// Like [`max_registers`](Self::max_registers), for the do-all and constructor kernels
+    /// whose entry names contain `pattern` only, e.g. the name of one heap
+    /// (`dynasoar_do__<Heap>__<Class>__<method>`): a cap pays off for some apps and costs
+    /// others. The first matching pattern wins; kernels that match none get the
+    /// `max_registers` cap, if any.
+    pub fn max_registers_for(mut self, pattern: &str, n: u32) -> Self {
+        self.register_caps.push(RegisterCap { pattern: pattern.to_owned(), registers: n });
+        self
+    }
+
+    /// The register cap of the kernel `entry`.
+    fn register_cap(&self, entry: &str) -> Option<u32> {
+        match self.register_caps.iter().find(|c| entry.contains(&c.pattern)) {
+            Some(c) => Some(c.registers),
+            None => self.max_registers,
+        }
     }
 
     /// Do not print `cargo:` directives (for use outside build scripts).
@@ -277,7 +306,7 @@ impl PtxBuilder {
         // without a cap.
         let text = std::fs::read_to_string(&ptx)
             .map_err(|e| BuildError::Io(format!("reading {}", ptx.display()), e))?;
-        let capped = cap_registers(&text, self.max_registers);
+        let capped = cap_registers(&text, |entry| self.register_cap(entry));
         if capped != text {
             std::fs::write(&ptx, capped)
                 .map_err(|e| BuildError::Io(format!("writing {}", ptx.display()), e))?;
@@ -506,16 +535,36 @@ mod tests {
         let ptx = ".visible .entry dynasoar_do__H__C__m(\n\t.param .u64 p\n)\n{\n\tret;\n}\n\
                    .visible .entry dynasoar_heap_enumerate(\n\t.param .u64 p\n)\n{\n\tret;\n}\n\
                    .visible .entry dynasoar_new__H__C__create(\n\t.param .u64 p\n)\n{\n\tret;\n}\n";
-        let capped = cap_registers(ptx, Some(80));
+        let capped = cap_registers(ptx, |_| Some(80));
         assert_eq!(capped.matches(".maxnreg 80").count(), 2, "{capped}");
         assert!(capped.contains("dynasoar_do__H__C__m(\n\t.param .u64 p\n)\n.maxnreg 80\n{"), "{capped}");
         assert!(
             capped.contains("dynasoar_heap_enumerate(\n\t.param .u64 p\n)\n{"),
             "other kernels untouched"
         );
-        assert_eq!(cap_registers(&capped, Some(80)), capped, "idempotent");
-        assert_eq!(cap_registers(&capped, Some(64)).matches(".maxnreg 64").count(), 2);
-        assert_eq!(cap_registers(&capped, None), ptx, "a build without a cap removes it");
+        assert_eq!(cap_registers(&capped, |_| Some(80)), capped, "idempotent");
+        assert_eq!(cap_registers(&capped, |_| Some(64)).matches(".maxnreg 64").count(), 2);
+        assert_eq!(cap_registers(&capped, |_| None), ptx, "a build without a cap removes it");
+    }
+
+    #[test]
+    fn register_caps_follow_the_first_matching_pattern() {
+        let ptx = ".visible .entry dynasoar_do__Ocean__C__m(\n\t.param .u64 p\n)\n{\n\tret;\n}\n\
+                   .visible .entry dynasoar_do__Life__C__m(\n\t.param .u64 p\n)\n{\n\tret;\n}\n\
+                   .visible .entry dynasoar_new__Other__C__create(\n\t.param .u64 p\n)\n{\n\tret;\n}\n";
+        let b =
+            PtxBuilder::new("/nowhere").max_registers_for("__Ocean__", 80).max_registers_for("__Life__", 64);
+        let capped = cap_registers(ptx, |e| b.register_cap(e));
+        assert!(capped.contains("Ocean__C__m(\n\t.param .u64 p\n)\n.maxnreg 80\n{"), "{capped}");
+        assert!(capped.contains("Life__C__m(\n\t.param .u64 p\n)\n.maxnreg 64\n{"), "{capped}");
+        assert!(capped.contains("Other__C__create(\n\t.param .u64 p\n)\n{"), "no cap, no default: {capped}");
+        let b = b.max_registers(96);
+        let capped = cap_registers(ptx, |e| b.register_cap(e));
+        assert!(
+            capped.contains("Other__C__create(\n\t.param .u64 p\n)\n.maxnreg 96\n{"),
+            "default: {capped}"
+        );
+        assert_eq!(capped.matches(".maxnreg").count(), 3);
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The group of lanes of a warp that are converged at a call site.
 
 use super::atomic::{Atomic32, Atomic64};
-use super::{activemask, lane_id, lanemask_lt, match_any, shfl_u32, shfl_u64};
+use super::{activemask, ballot, lane_id, lanemask_lt, match_any, shfl_u32, shfl_u64};
 
 /// The lanes of this warp that execute this call together, as seen by `activemask`.
 ///
@@ -97,6 +97,19 @@ impl WarpGroup {
             base = counter.fetch_add(total);
         }
         self.broadcast_u32(base) + below
+    }
+
+    /// Warp-aggregated `fetch_add(1)` on a 32-bit counter by the lanes whose `flag` is set:
+    /// one ballot and one atomic per group (no scan: each count is 0 or 1). A flagged lane
+    /// receives its own counter value; the others get a value they must not use.
+    #[inline(always)]
+    pub fn fetch_add_flagged_u32(&self, counter: &Atomic32, flag: bool) -> u32 {
+        let flagged = ballot(self.mask, flag);
+        let mut base = 0;
+        if self.is_leader() && flagged != 0 {
+            base = counter.fetch_add(flagged.count_ones());
+        }
+        self.broadcast_u32(base) + (flagged & lanemask_lt()).count_ones()
     }
 
     /// Warp-aggregated `fetch_add(1)` on a 64-bit counter.

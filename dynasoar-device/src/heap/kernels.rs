@@ -119,7 +119,7 @@ pub fn heap_enumerate(p: EnumerateParams) {
             || quiet_load(allocated.container(1, container / 64)) & (1 << (container % 64)) != 0)
             && quiet_load(allocated.container(0, container)) & (1 << (index % 64)) != 0;
         let group = WarpGroup::current();
-        let at = group.fetch_add_u32(&counters[parity], listed as u32);
+        let at = group.fetch_add_flagged_u32(&counters[parity], listed);
         if listed {
             let alloc = quiet_load(&heap.block(index).alloc);
             // SAFETY: at most `num_blocks` blocks are allocated to a class and the list and the

@@ -551,9 +551,8 @@ impl DslSim {
     ///
     /// - every cell id has one cell object, with the network's exits, kind and speed limit, a
     ///   limit of 0 only on light cells, and at most one green cell per light;
-    /// - every car is on exactly one cell, whose `car` is that car; every live car object is
-    ///   on a cell (no leak) and every cell's car is alive (nothing dangling); at most one car
-    ///   per cell;
+    /// - every live car is on a cell, at most one car per cell, and the cells marked occupied
+    ///   are exactly the cars' cells (no car lost or leaked);
     /// - speeds: a car moved at most its own maximum, which is below the configured one, and
     ///   at most the speed limit of the street it is on;
     /// - the allocator counts as many cars as there are, and created minus removed cars.
@@ -572,14 +571,13 @@ impl DslSim {
         ensure!(cells.len() == handles.len(), "{} cell objects for {} cells", cells.len(), handles.len());
         let light_cells = net.light_cells();
         let mut limits = vec![0u32; cells.len()];
-        let mut car_cell: HashMap<u64, u32> = HashMap::new();
+        let mut occupied = HashSet::new();
         for c in &cells {
             let id = c.id as usize;
             ensure!(id < handles.len(), "a cell object has id {id}");
             let n = net.num_outgoing[id] as usize;
             let exits = c.info.exits();
             ensure!(exits as usize == n, "cell {id}: {exits} exits, the network has {n}");
-            ensure!(c.info.is_free() == c.car.is_null(), "cell {id}: its info and its car disagree");
             for k in 0..n {
                 let handle = if k == 0 { c.next } else { c.branches[k - 1] };
                 let exit = id_of.get(&handle.raw().0).copied();
@@ -594,8 +592,8 @@ impl DslSim {
                 c.max_velocity
             );
             limits[id] = limit;
-            if !c.car.is_null() {
-                ensure!(car_cell.insert(c.car.raw().0, c.id).is_none(), "a car is on two cells");
+            if !c.info.is_free() {
+                occupied.insert(c.id);
             }
         }
         for (i, light) in net.lights.iter().enumerate() {
@@ -607,8 +605,6 @@ impl DslSim {
             heap.snapshot(rt.executor())?.check().map_err(|e| anyhow::anyhow!("heap inconsistent: {e}"))?;
         }
         let live: HashSet<u64> = rt.handles::<Car>()?.iter().map(|h| h.raw().0).collect();
-        let on_cells: HashSet<u64> = car_cell.keys().copied().collect();
-        ensure!(live == on_cells, "live car objects and cars on cells differ (leak or dangling handle)");
         let cars = rt.collect::<Car>()?;
         ensure!(cars.len() == live.len(), "{} cars collected, {} live", cars.len(), live.len());
         let mut positions = HashSet::new();
@@ -628,9 +624,10 @@ impl DslSim {
                 net.max_velocity[cell as usize]
             );
         }
-        for (&car, &cell) in &car_cell {
-            ensure!(positions.contains(&cell), "cell {cell} holds car {car:#x}, which is elsewhere");
-        }
+        ensure!(
+            positions == occupied,
+            "the occupied cells are not the cells of the live cars (a leak or a lost car)"
+        );
         let count = rt.count::<Car>()?;
         ensure!(count == cars.len() as u64, "the allocator counts {count} cars, {} exist", cars.len());
         let (created, removed) = self.counters()?;

@@ -29,6 +29,11 @@
 //! where the car stops, and a street cell with one exit draws no random number), and it keeps
 //! only its destination instead of the path (the last two cells of the walk are enough for the
 //! slow-down). Producer and target cells are exclusive, so a car never starts on a target.
+//! A cell keeps what planning reads in one word ([`CellInfo`]: speed limit, occupied, exits,
+//! target) and its first exit apart from the others, so a car's walk costs two small loads per
+//! cell; it keeps no handle of its car (the original's `Cell::car_`), which no rule reads: the
+//! car knows its cell, the cell only that it is taken. The SOA baseline stores its cells the
+//! same way (with presence double-buffered, see below).
 //!
 //! The network itself is generated on the host (the apps crate), as in the original, and given
 //! to the setup methods as flat tables indexed by cell id. The baselines store the cars'
@@ -304,14 +309,12 @@ pub struct Cell {
     pub next: Handle<Cell>,
     /// The further exits of an intersection (the first `exits - 1`).
     pub branches: [Handle<Cell>; MAX_DEGREE - 1],
-    /// The car on this cell, or null.
-    pub car: Handle<Car>,
     /// Index of the cell in the network tables (for the host).
     pub id: u32,
     /// The street's speed limit.
     pub max_velocity: u32,
-    /// The speed limit now (`max_velocity`, or 0 while a traffic light is red), whether `car`
-    /// is set, the number of exits and whether cars that reach this cell leave the network:
+    /// The speed limit now (`max_velocity`, or 0 while a traffic light is red), whether a car
+    /// is on the cell, the number of exits and whether cars that reach this cell leave the network:
     /// what a car planning its path reads, in one word.
     pub info: CellInfo,
 }
@@ -397,7 +400,6 @@ impl NetworkTables {
             Cell {
                 next: Handle::NULL,
                 branches: [Handle::NULL; MAX_DEGREE - 1],
-                car: Handle::NULL,
                 id,
                 max_velocity: self.max_velocity.read(i) as u32,
                 info: CellInfo::new(
@@ -485,8 +487,7 @@ impl ProducerCell {
         if let Some((car_rng, max_velocity)) = new_car(&mut rng, args.car_ratio, args.max_velocity) {
             let here = this.up::<Cell, _>().handle();
             let car = Car { rng: car_rng, position: here, destination: here, velocity: 0, max_velocity };
-            if let Some(car) = dev.make_new(car) {
-                this.set_car(car.handle());
+            if dev.make_new(car).is_some() {
                 this.set_info(info.with_car(true));
                 args.counters.at(CREATED).fetch_add(1);
             }
@@ -525,14 +526,12 @@ impl Car {
         // Plain read-modify-writes of the infos: in this launch nobody else writes either cell
         // (the destination was free and only this car goes there; nobody enters a cell a car
         // leaves, see the module docs).
-        from_cell.set_car(Handle::NULL);
         from_cell.set_info(from_cell.info().with_car(false));
         let to_info = to_cell.info();
         if to_info.is_exit() {
             args.counters.at(REMOVED).fetch_add(1);
             dev.free(this);
         } else {
-            to_cell.set_car(this.handle());
             to_cell.set_info(to_info.with_car(true));
             this.set_position(to);
         }
