@@ -228,7 +228,7 @@ pub fn run_gather<T: Class>(p: GatherParams) {
     let written = unsafe { Atomic32::from_ptr(p.written.as_ptr()) };
     let out = p.out.cast::<T>();
     for_each_object(p.heap, p.class as u8, p.objects_per_block, p.parity, |raw| {
-        let at = WarpGroup::current().fetch_add_flagged_u32(written, true) as u64;
+        let at = WarpGroup::current().fetch_add_one_u32(written) as u64;
         if at < p.capacity {
             // SAFETY: `raw` is a live object that is-a `T`; `out` has room for `capacity`
             // values and `at` is this thread's own entry.

@@ -110,10 +110,9 @@ pub fn cap_registers(ptx: &str, cap: impl Fn(&str) -> Option<u32>) -> String {
         if let Some(name) = trimmed.strip_prefix(".visible .entry ")
             && (name.starts_with("dynasoar_do__") || name.starts_with("dynasoar_new__"))
         {
-            pending = Some(cap(name.split('(').next().unwrap_or(name)));
+            pending = cap(name.split('(').next().unwrap_or(name));
         } else if trimmed == ")"
             && let Some(n) = pending.take()
-            && let Some(n) = n
         {
             out.push_str(&format!(".maxnreg {n}\n"));
         }

@@ -438,6 +438,7 @@ impl<A: AllocatorSpec> Runtime<A> {
         Arg: Plain,
     {
         let kernel = method.kernel();
+        let grid = self.exec.wave_grid(kernel, THREADS)?;
         if let Store::Aos(store) = &self.store {
             self.timed(Phase::Enumerate("AOS lists"), false, || store.compact(&self.exec))?;
         }
@@ -457,7 +458,6 @@ impl<A: AllocatorSpec> Runtime<A> {
                 _reserved: 0,
                 arg,
             };
-            let grid = self.exec.wave_grid(kernel, THREADS)?;
             self.timed(Phase::Method(kernel.name()), true, || self.exec.launch(kernel, grid, params))?;
         }
         self.launched(&[kernel.name()])
@@ -654,11 +654,9 @@ impl<A> Runtime<A> {
     /// Device time per kernel and per class enumeration since the runtime was built (needs
     /// `profile(true)`; empty otherwise), most expensive first. Waits for queued work.
     pub fn kernel_profile(&self) -> Result<Vec<KernelTime>> {
-        if self.profile.is_none() {
-            return Ok(Vec::new());
-        }
+        let Some(profile) = &self.profile else { return Ok(Vec::new()) };
         self.take_timings()?;
-        let totals = self.profile.as_ref().map(|p| p.lock().unwrap().totals.clone()).unwrap_or_default();
+        let totals = profile.lock().unwrap().totals.clone();
         let mut kernels: Vec<KernelTime> = totals
             .into_iter()
             .map(|(phase, launches, total)| KernelTime {

@@ -109,7 +109,7 @@ pub fn aos_filter(p: AosParams) {
                 // Grouped by class: lanes that finished this class early can meet lanes still
                 // on the previous one here (seen on an H200: holes in one class's compacted
                 // list, as its counter also counted the other class's entries).
-                let at = WarpGroup::current_with_key(c).fetch_add_flagged_u32(target, true) as u64;
+                let at = WarpGroup::current_with_key(c).fetch_add_one_u32(target) as u64;
                 // SAFETY: the compacted list has room for every kept entry (at most `n`, which
                 // is at most the capacity), and entry `at` is this thread's.
                 unsafe { table.list_entry(from ^ 1, at).write(entry) };

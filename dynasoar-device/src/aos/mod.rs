@@ -259,8 +259,7 @@ impl AosStore {
         let table = self.class(T::TYPE_ID);
         let list = table.current().load();
         // Grouped by class: lanes of different `make_new::<T>` sites can meet here.
-        let at = WarpGroup::current_with_key(T::TYPE_ID as u32)
-            .fetch_add_flagged_u32(table.counts(list), true) as u64;
+        let at = WarpGroup::current_with_key(T::TYPE_ID as u32).fetch_add_one_u32(table.counts(list)) as u64;
         if at >= table.capacity() {
             self.raise(errors::TABLE_FULL);
             self.count_failure();
@@ -286,8 +285,8 @@ impl AosStore {
         let table = self.class(raw.type_id());
         // Grouped by class: the lanes here may free objects of different classes (e.g. a shark
         // freeing itself and one freeing its prey), whose deletions go to different tables.
-        let at = WarpGroup::current_with_key(raw.type_id() as u32)
-            .fetch_add_flagged_u32(table.deleted_count(), true) as u64;
+        let at =
+            WarpGroup::current_with_key(raw.type_id() as u32).fetch_add_one_u32(table.deleted_count()) as u64;
         if at >= table.capacity() {
             self.raise(errors::TABLE_FULL);
             return;

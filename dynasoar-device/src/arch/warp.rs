@@ -112,6 +112,16 @@ impl WarpGroup {
         self.broadcast_u32(base) + (flagged & lanemask_lt()).count_ones()
     }
 
+    /// Warp-aggregated `fetch_add(1)` on a 32-bit counter by every lane of the group.
+    #[inline(always)]
+    pub fn fetch_add_one_u32(&self, counter: &Atomic32) -> u32 {
+        let mut base = 0;
+        if self.is_leader() {
+            base = counter.fetch_add(self.size);
+        }
+        self.broadcast_u32(base) + self.rank
+    }
+
     /// Warp-aggregated `fetch_add(1)` on a 64-bit counter.
     #[inline(always)]
     pub fn fetch_add_one_u64(&self, counter: &Atomic64) -> u64 {

@@ -325,9 +325,9 @@ impl<'a> Heap<'a> {
     /// `1 - p`, which no thread of it reads, so the flag needs no grid-wide barrier.
     #[inline(always)]
     pub fn enum_changed(&self, class: u8) -> &'a Atomic32 {
-        let at = self.config().enumeration + class as u64 * self.config().enum_stride + 8;
-        // SAFETY: the enumeration header has room for the counters and this word.
-        unsafe { &*(at as usize as *const Atomic32) }
+        let counters = self.enum_counters(class) as *const [Atomic32; 2];
+        // SAFETY: the word after the two counters, in the enumeration header (64 bytes).
+        unsafe { &*(counters.add(1) as *const Atomic32) }
     }
 
     /// Note an allocation or free of `class` (both flags; a load first, so that the threads

@@ -643,8 +643,8 @@ mod tests {
         }
     }
 
-    /// Walks `units` one chunk of `step` at a time; returns the units covered before the
-    /// walk left its circle.
+    /// Walks on, `step` units at a time; returns the units covered before the walk left its
+    /// circle, and how it left.
     fn walk_until_circle_ends(walk: &mut Walk, step: u64) -> (u64, Circle) {
         let mut covered = 0;
         loop {

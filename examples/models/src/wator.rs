@@ -15,7 +15,6 @@
 //! The original DynaSOAr benchmark has a fourth do-all per phase, a cells' `prepare` that
 //! clears every cell's requests before the agents ask; clearing them in `decide`, where they
 //! are read anyway, gives the same requests and spares two passes over all cells per step.
-//! (`OceanCell::prepare` still exists, for a heap whose requests are not known to be clear.)
 //!
 //! Every cell gets requests from at most its four neighbours, each agent asks one cell, and a
 //! cell accepts one agent, so no two threads ever write the same agent or cell field in one
@@ -356,12 +355,6 @@ impl OceanCell {
             _ => None,
         };
         this.set_agent(agent.unwrap_or_default());
-    }
-
-    /// Forget all requests (the step needs no such pass: `decide` clears what it reads).
-    #[parallel]
-    pub fn prepare(this: Obj<Self>, _dev: &Device<OceanHeap>) {
-        this.set_requests(0);
     }
 
     /// Phase step 2: accept one requester, if any, and clear the requests for the next phase.
