@@ -2,9 +2,10 @@
 # Runner of the GPU bundle (copied to gpu-bundle/run.sh by scripts/gpu-bundle.sh). Runs on a
 # machine with CUDA and no Rust toolchain.
 #
-#     bash gpu-bundle/run.sh [all|tests|bench|apps|allocbench]
+#     bash gpu-bundle/run.sh [all|tests|storms|bench|apps|allocbench]
 #
-# tests: every test binary (GPU tests required) and the app checks; bench: sanitizer,
+# tests: every test binary but the allocator storms (GPU tests required) and the app checks;
+# storms: the general allocators' storm tests (tests/malloc); bench: sanitizer,
 # microbenchmarks; apps: the apps at their default sizes with their baselines; allocbench:
 # `dynasoar-bench` (synthetic tests, register counts, paper Figures 10-12; about 5 minutes,
 # BENCH_FULL=1 for the papers' sizes), results under $OUT/bench. Each part fits one device
@@ -58,27 +59,12 @@ step() { # name, command...
 
 want() { [[ $MODE == all || $MODE == "$1" ]]; }
 
-# 1. Every test binary, GPU tests required, and the smoke app.
+# 1. Every test binary but the allocator storms, GPU tests required, and the smoke app.
 if want tests; then
-  # TESTS=glob picks test binaries (e.g. TESTS='malloc*'), TEST_ARGS adds arguments (e.g.
-  # '--skip ouro_va'); each binary gets TEST_TIMEOUT seconds, so one hang cannot eat the whole
-  # device call.
-  # The allocator storms (tests/malloc) take longer than one device call in sequence (on an
-  # H200: CUDA's malloc 419 s, the page-based virtualized Ouroboros 364 s): they run in three
-  # parts beside the other tests, each with its own log and time limit (MALLOC_TIMEOUT).
-  malloc_parts=()
-  if [[ -x "$HERE/tests/malloc" && "$HERE/tests/malloc" == $HERE/tests/${TESTS:-*} ]]; then
-    part() { # name, filter arguments...
-      local name=$1; shift
-      ( s=$(date +%s%N); timeout "${MALLOC_TIMEOUT:-480}" "$HERE/tests/malloc" "$@" --test-threads=1 \
-          > "$OUT/test-malloc-$name.log" 2>&1
-        echo "$? $(( ($(date +%s%N) - s) / 1000000 ))" > "$OUT/test-malloc-$name.rc" ) &
-      malloc_parts+=("$name")
-    }
-    part system system::
-    part ouro-p ouro_va_p ouro_vl_p
-    part rest --skip system:: --skip ouro_va_p --skip ouro_vl_p
-  fi
+  # TESTS=glob picks test binaries (e.g. TESTS='dsl'), TEST_ARGS adds arguments (e.g.
+  # '--skip every_allocator'); each binary gets TEST_TIMEOUT seconds, so one hang cannot eat
+  # the whole device call. Nothing else runs on the GPU meanwhile: tests that time themselves
+  # or size pools for a whole GPU fail when they share it.
   for t in "$HERE"/tests/${TESTS:-*}; do
     [[ $(basename "$t") == malloc ]] && continue
     # The ptx test only assembles PTX with ptxas (no GPU needed), which CI does too; here it
@@ -87,6 +73,26 @@ if want tests; then
     # shellcheck disable=SC2086 # TEST_ARGS is a list of words
     step "test $(basename "$t")" timeout "${TEST_TIMEOUT:-240}" "$t" --test-threads=1 ${TEST_ARGS:-}
   done
+  if [[ -x "$HERE/bin/smoke" ]]; then
+    step "app smoke (cuda)" bash -c "'$HERE/bin/smoke' --backend cuda --len 16777216 | tee -a '$BENCH'"
+  fi
+fi
+
+# 2. The general allocators' storms (tests/malloc), a device call of their own: CUDA's malloc
+# and the page-based virtualized Ouroboros take minutes each, so they run in three concurrent
+# parts, each with its own log (round times shown) and time limit (MALLOC_TIMEOUT).
+if want storms && [[ -x "$HERE/tests/malloc" ]]; then
+  malloc_parts=()
+  part() { # name, filter arguments...
+    local name=$1; shift
+    ( s=$(date +%s%N); timeout "${MALLOC_TIMEOUT:-540}" "$HERE/tests/malloc" "$@" --test-threads=1 \
+        --nocapture > "$OUT/test-malloc-$name.log" 2>&1
+      echo "$? $(( ($(date +%s%N) - s) / 1000000 ))" > "$OUT/test-malloc-$name.rc" ) &
+    malloc_parts+=("$name")
+  }
+  part system system::
+  part ouro-p ouro_va_p ouro_vl_p
+  part rest --skip system:: --skip ouro_va_p --skip ouro_vl_p
   wait
   for name in "${malloc_parts[@]}"; do
     read -r rc ms < "$OUT/test-malloc-$name.rc"
@@ -94,12 +100,9 @@ if want tests; then
     status=PASS; [[ $rc -ne 0 ]] && status="FAIL(rc=$rc)"
     rows+=("$(printf '%-46s %-12s %7d.%01ds' "test malloc ($name)" "$status" $((ms / 1000)) $((ms % 1000 / 100)))")
   done
-  if [[ -x "$HERE/bin/smoke" ]]; then
-    step "app smoke (cuda)" bash -c "'$HERE/bin/smoke' --backend cuda --len 16777216 | tee -a '$BENCH'"
-  fi
 fi
 
-# 2. Further steps live in run.d/NN-name.sh: below 50 they belong to `bench`, from 50 on to
+# 3. Further steps live in run.d/NN-name.sh: below 50 they belong to `bench`, from 50 on to
 # `apps`; NN-allocbench.sh belongs to `allocbench` (its own device call: it takes minutes).
 for extra in "$HERE"/run.d/*.sh; do
   n=$(basename "$extra" | cut -c1-2)

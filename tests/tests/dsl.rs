@@ -250,17 +250,20 @@ fn dsl_semantics_on_every_allocator_on_cpu() {
 
 #[test]
 fn dsl_semantics_on_every_allocator_on_gpu() {
+    // 400,000 objects. The BulkAllocator's buddy tree covers the largest power of two of 4 KiB
+    // blocks that fits (32 MiB of a 64 MiB pool), and its per-multiprocessor arenas keep their
+    // chunks: with 64 MiB it ran out once on an H200 that another process shared. 96 MiB gives
+    // its tree 64 MiB.
+    const POOL: u64 = 96 << 20;
     for store in general_stores() {
         // Progress (shown with --nocapture): a store that hangs is the last one named.
         eprintln!("store {store}");
-        let Some(rt) = gpu_runtime_on::<Zoo>("dsl_semantics_on_every_allocator_on_gpu", store, 64 << 20)
-        else {
+        let Some(rt) = gpu_runtime_on::<Zoo>("dsl_semantics_on_every_allocator_on_gpu", store, POOL) else {
             return;
         };
         zoo_semantics(&rt);
         drop(rt);
-        let rt =
-            gpu_runtime_on::<DemoAlloc>("dsl_semantics_on_every_allocator_on_gpu", store, 64 << 20).unwrap();
+        let rt = gpu_runtime_on::<DemoAlloc>("dsl_semantics_on_every_allocator_on_gpu", store, POOL).unwrap();
         let (foos, bars) = api_demo(&rt, 200_000);
         check_api_demo(&foos, &bars, 200_000);
     }

@@ -179,12 +179,18 @@ struct Street {
 
 impl Streets for Street {
     type Cell = u32;
-    fn info(&self, cell: u32) -> CellInfo {
+    fn info(&self, cell: u32) -> (CellInfo, u32) {
         let exits = (cell + 1 < self.limits.len() as u32) as u32;
-        CellInfo::new(self.limits[cell as usize], self.cars[cell as usize], exits, self.target == Some(cell))
+        let info = CellInfo::new(
+            self.limits[cell as usize],
+            self.cars[cell as usize],
+            exits,
+            self.target == Some(cell),
+        );
+        (info, cell + 1)
     }
-    fn outgoing(&self, cell: u32, _k: u32) -> u32 {
-        cell + 1
+    fn branch(&self, _cell: u32, _k: u32) -> u32 {
+        unreachable!("a straight street has one exit per cell")
     }
 }
 

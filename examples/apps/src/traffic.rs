@@ -576,23 +576,23 @@ impl DslSim {
             let id = c.id as usize;
             ensure!(id < handles.len(), "a cell object has id {id}");
             let n = net.num_outgoing[id] as usize;
-            let exits = c.info.exits();
+            let exits = c.link.info.exits();
             ensure!(exits as usize == n, "cell {id}: {exits} exits, the network has {n}");
             for k in 0..n {
-                let handle = if k == 0 { c.next } else { c.branches[k - 1] };
+                let handle = if k == 0 { c.link.next } else { c.branches[k - 1] };
                 let exit = id_of.get(&handle.raw().0).copied();
                 ensure!(exit == Some(net.outgoing[id][k]), "cell {id}: exit {k} is {exit:?}");
             }
-            ensure!(c.info.is_target() == (net.is_target[id] != 0), "cell {id}: wrong target flag");
+            ensure!(c.link.info.is_target() == (net.is_target[id] != 0), "cell {id}: wrong target flag");
             ensure!(c.max_velocity == net.max_velocity[id] as u32, "cell {id}: wrong speed limit");
-            let limit = c.info.speed_limit();
+            let limit = c.link.info.speed_limit();
             ensure!(
                 limit == c.max_velocity || (limit == 0 && light_cells.contains(&c.id)),
                 "cell {id}: current speed limit {limit} (street: {})",
                 c.max_velocity
             );
             limits[id] = limit;
-            if !c.info.is_free() {
+            if !c.link.info.is_free() {
                 occupied.insert(c.id);
             }
         }
@@ -964,17 +964,18 @@ struct HostStreets<'a> {
 impl Streets for HostStreets<'_> {
     type Cell = u32;
 
-    fn info(&self, cell: u32) -> CellInfo {
+    fn info(&self, cell: u32) -> (CellInfo, u32) {
         let c = cell as usize;
-        CellInfo::new(
+        let info = CellInfo::new(
             self.speed_limit[c] as u32,
             self.cars[c].is_some(),
             self.net.num_outgoing[c] as u32,
             self.net.is_target[c] != 0,
-        )
+        );
+        (info, self.net.outgoing[c][0])
     }
 
-    fn outgoing(&self, cell: u32, k: u32) -> u32 {
+    fn branch(&self, cell: u32, k: u32) -> u32 {
         self.net.outgoing[cell as usize][k as usize % MAX_DEGREE]
     }
 }

@@ -30,8 +30,8 @@
 //! only its destination instead of the path (the last two cells of the walk are enough for the
 //! slow-down). Producer and target cells are exclusive, so a car never starts on a target.
 //! A cell keeps what planning reads in one word ([`CellInfo`]: speed limit, occupied, exits,
-//! target) and its first exit apart from the others, so a car's walk costs two small loads per
-//! cell; it keeps no handle of its car (the original's `Cell::car_`), which no rule reads: the
+//! target) and keeps it beside its first exit in one 16-byte field ([`CellLink`]), so a car's
+//! walk reads one memory sector per cell; it keeps no handle of its car (the original's `Cell::car_`), which no rule reads: the
 //! car knows its cell, the cell only that it is taken. The SOA baseline stores its cells the
 //! same way (with presence double-buffered, see below).
 //!
@@ -242,10 +242,12 @@ impl CellInfo {
 pub trait Streets {
     /// A cell.
     type Cell: Copy;
-    /// What planning needs to know about `cell`.
-    fn info(&self, cell: Self::Cell) -> CellInfo;
-    /// Exit `k` of `cell` (`k` below its number of exits).
-    fn outgoing(&self, cell: Self::Cell, k: u32) -> Self::Cell;
+    /// What planning needs to know about `cell`, and its first exit (any value when it has
+    /// none): a walk reads both of every cell on its path, so an implementation may keep them
+    /// together.
+    fn info(&self, cell: Self::Cell) -> (CellInfo, Self::Cell);
+    /// Exit `k` of `cell`, for `k` from 1 below its number of exits.
+    fn branch(&self, cell: Self::Cell, k: u32) -> Self::Cell;
 }
 
 /// Plan one step of a car on `position` that moved `velocity` cells last step: returns its
@@ -262,17 +264,19 @@ pub fn drive<S: Streets>(
     // Accelerate by 1 or 2, but never beyond the limit of the car's own cell (a car on a light
     // that turned red stays).
     let speedup = 1 + rng.below(2);
-    let mut here = streets.info(position);
+    let (mut here, mut first_exit) = streets.info(position);
     let mut limit = (velocity + speedup).min(max_velocity).min(here.speed_limit());
     let (mut previous, mut cell, mut moved) = (position, position, 0);
     while moved < limit {
-        // One load per cell on the path: its info, which also tells how to go on from there.
+        // One read per cell on the path: its info and first exit, which tell how to go on
+        // from there (only intersections read another exit).
         let exits = here.exits();
         if here.is_exit() {
             break;
         }
-        let next = streets.outgoing(cell, if exits > 1 { rng.below(exits) } else { 0 });
-        let ahead = streets.info(next);
+        let k = if exits > 1 { rng.below(exits) } else { 0 };
+        let next = if k == 0 { first_exit } else { streets.branch(cell, k) };
+        let (ahead, ahead_exit) = streets.info(next);
         if !ahead.is_free() {
             break;
         }
@@ -288,6 +292,7 @@ pub fn drive<S: Streets>(
         previous = cell;
         cell = next;
         here = ahead;
+        first_exit = ahead_exit;
         moved += 1;
     }
     if moved > 0 && rng.next_f32() < slow_down {
@@ -299,24 +304,41 @@ pub fn drive<S: Streets>(
 // ----------------------------------------------------------------------------------------
 // The DSL version.
 
+/// What a car's walk reads of a cell, in one 16-byte field (one memory sector per cell on
+/// the path): its [`CellInfo`] and its first exit.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Plain)]
+pub struct CellLink {
+    /// The first exit: the next cell of the street, or the first outgoing street's first cell
+    /// at an intersection (most cells have only this one).
+    pub next: Handle<Cell>,
+    /// The speed limit now (`max_velocity`, or 0 while a traffic light is red), whether a car
+    /// is on the cell, the number of exits and whether cars that reach this cell leave the
+    /// network.
+    pub info: CellInfo,
+    pub _pad: u32,
+}
+
 /// A cell of a street (the paper's `Cell`).
 #[soa_class]
 #[derive(Debug, PartialEq)]
 pub struct Cell {
-    /// The first exit: the next cell of the street, or the first outgoing street's first cell
-    /// at an intersection. (Kept apart from the others because most cells have one exit: a
-    /// walk along a street then reads 8 bytes per cell, not a 32-byte array.)
-    pub next: Handle<Cell>,
+    /// What a walk reads: the info word and the first exit, together.
+    pub link: CellLink,
     /// The further exits of an intersection (the first `exits - 1`).
     pub branches: [Handle<Cell>; MAX_DEGREE - 1],
     /// Index of the cell in the network tables (for the host).
     pub id: u32,
     /// The street's speed limit.
     pub max_velocity: u32,
-    /// The speed limit now (`max_velocity`, or 0 while a traffic light is red), whether a car
-    /// is on the cell, the number of exits and whether cars that reach this cell leave the network:
-    /// what a car planning its path reads, in one word.
-    pub info: CellInfo,
+}
+
+impl CellLink {
+    /// The same link with `info`.
+    #[inline(always)]
+    pub fn with_info(self, info: CellInfo) -> Self {
+        CellLink { info, ..self }
+    }
 }
 
 /// A cell that creates cars.
@@ -398,16 +420,19 @@ impl NetworkTables {
         // from its own lists; the tables are only read during the setup.
         unsafe {
             Cell {
-                next: Handle::NULL,
+                link: CellLink {
+                    next: Handle::NULL,
+                    info: CellInfo::new(
+                        self.speed_limit.read(i) as u32,
+                        false,
+                        self.num_outgoing.read(i) as u32,
+                        self.is_target.read(i) != 0,
+                    ),
+                    _pad: 0,
+                },
                 branches: [Handle::NULL; MAX_DEGREE - 1],
                 id,
                 max_velocity: self.max_velocity.read(i) as u32,
-                info: CellInfo::new(
-                    self.speed_limit.read(i) as u32,
-                    false,
-                    self.num_outgoing.read(i) as u32,
-                    self.is_target.read(i) != 0,
-                ),
             }
         }
     }
@@ -420,17 +445,16 @@ impl Streets for DslStreets {
     type Cell = Handle<Cell>;
 
     #[inline(always)]
-    fn info(&self, cell: Handle<Cell>) -> CellInfo {
-        cell.get().map_or(CellInfo::new(0, true, 0, false), |c| c.info())
+    fn info(&self, cell: Handle<Cell>) -> (CellInfo, Handle<Cell>) {
+        cell.get().map_or((CellInfo::new(0, true, 0, false), Handle::NULL), |c| {
+            let link = c.link();
+            (link.info, link.next)
+        })
     }
 
     #[inline(always)]
-    fn outgoing(&self, cell: Handle<Cell>, k: u32) -> Handle<Cell> {
-        match cell.get() {
-            None => Handle::NULL,
-            Some(c) if k == 0 => c.next(),
-            Some(c) => c.branches_at((k as usize - 1) % (MAX_DEGREE - 1)),
-        }
+    fn branch(&self, cell: Handle<Cell>, k: u32) -> Handle<Cell> {
+        cell.get().map_or(Handle::NULL, |c| c.branches_at((k as usize).wrapping_sub(1) % (MAX_DEGREE - 1)))
     }
 }
 
@@ -454,11 +478,12 @@ impl Cell {
     #[parallel]
     pub fn link(this: Obj<Self>, _dev: &Device<TrafficHeap>, t: NetworkTables) {
         let id = this.id() as usize;
-        for k in 0..(this.info().exits() as usize).min(MAX_DEGREE) {
+        let link = this.link();
+        for k in 0..(link.info.exits() as usize).min(MAX_DEGREE) {
             // SAFETY: one entry per cell (see `NetworkTables::cell`).
             let exit = t.handles.get(unsafe { exit_of(t.outgoing, id, k as u32) } as u64);
             if k == 0 {
-                this.set_next(exit);
+                this.set_link(CellLink { next: exit, ..link });
             } else {
                 this.set_branches_at(k - 1, exit);
             }
@@ -479,8 +504,8 @@ impl ProducerCell {
     /// Step 1: a free producer may create a car.
     #[parallel]
     pub fn create_car(this: Obj<Self>, dev: &Device<TrafficHeap>, args: TrafficArgs) {
-        let info = this.info();
-        if !info.is_free() {
+        let link = this.link();
+        if !link.info.is_free() {
             return;
         }
         let mut rng = this.rng();
@@ -488,7 +513,7 @@ impl ProducerCell {
             let here = this.up::<Cell, _>().handle();
             let car = Car { rng: car_rng, position: here, destination: here, velocity: 0, max_velocity };
             if dev.make_new(car).is_some() {
-                this.set_info(info.with_car(true));
+                this.set_link(link.with_info(link.info.with_car(true)));
                 args.counters.at(CREATED).fetch_add(1);
             }
         }
@@ -526,13 +551,14 @@ impl Car {
         // Plain read-modify-writes of the infos: in this launch nobody else writes either cell
         // (the destination was free and only this car goes there; nobody enters a cell a car
         // leaves, see the module docs).
-        from_cell.set_info(from_cell.info().with_car(false));
-        let to_info = to_cell.info();
-        if to_info.is_exit() {
+        let from_link = from_cell.link();
+        from_cell.set_link(from_link.with_info(from_link.info.with_car(false)));
+        let to_link = to_cell.link();
+        if to_link.info.is_exit() {
             args.counters.at(REMOVED).fetch_add(1);
             dev.free(this);
         } else {
-            to_cell.set_info(to_info.with_car(true));
+            to_cell.set_link(to_link.with_info(to_link.info.with_car(true)));
             this.set_position(to);
         }
     }
@@ -576,10 +602,12 @@ impl TrafficLight {
         this.set_timer(timer);
         if switched {
             if let Some(red) = this.cells_at(old as usize % MAX_DEGREE).get() {
-                red.set_info(red.info().with_speed_limit(0));
+                let link = red.link();
+                red.set_link(link.with_info(link.info.with_speed_limit(0)));
             }
             if let Some(green) = this.cells_at(phase as usize % MAX_DEGREE).get() {
-                green.set_info(green.info().with_speed_limit(green.max_velocity()));
+                let link = green.link();
+                green.set_link(link.with_info(link.info.with_speed_limit(green.max_velocity())));
             }
             this.set_phase(phase);
         }
@@ -713,24 +741,21 @@ impl Streets for SoaStreets<'_> {
     type Cell = u32;
 
     #[inline(always)]
-    fn info(&self, cell: u32) -> CellInfo {
-        // SAFETY: `cell < num_cells` (cell ids come from the network tables); neither array is
-        // written during `prepare`.
-        unsafe { self.0.info.read(cell as usize).with_car(self.0.has_car.read(cell as usize) != 0) }
+    fn info(&self, cell: u32) -> (CellInfo, u32) {
+        let c = cell as usize;
+        // SAFETY: `cell < num_cells` (cell ids come from the network tables); none of these
+        // arrays is written during `prepare`.
+        unsafe { (self.0.info.read(c).with_car(self.0.has_car.read(c) != 0), self.0.next.read(c)) }
     }
 
     #[inline(always)]
-    fn outgoing(&self, cell: u32, k: u32) -> u32 {
+    fn branch(&self, cell: u32, k: u32) -> u32 {
         // SAFETY: as above.
         unsafe {
-            if k == 0 {
-                self.0.next.read(cell as usize)
-            } else {
-                self.0
-                    .branches
-                    .cast::<u32>()
-                    .read(cell as usize * (MAX_DEGREE - 1) + (k as usize - 1) % (MAX_DEGREE - 1))
-            }
+            self.0
+                .branches
+                .cast::<u32>()
+                .read(cell as usize * (MAX_DEGREE - 1) + (k as usize).wrapping_sub(1) % (MAX_DEGREE - 1))
         }
     }
 }
@@ -877,22 +902,23 @@ impl Streets for AosStreets<'_> {
     type Cell = u32;
 
     #[inline(always)]
-    fn info(&self, cell: u32) -> CellInfo {
+    fn info(&self, cell: u32) -> (CellInfo, u32) {
         let now = (self.0.parity & 1) as usize;
         let c = aos_cell(self.0, cell as usize);
         // SAFETY: `cell < num_cells`; these fields are not written during `prepare`.
         unsafe {
-            CellInfo::new(
+            let info = CellInfo::new(
                 (*c).speed_limit as u32,
                 (*c).has_car[now] != 0,
                 (*c).num_outgoing as u32,
                 (*c).is_target != 0,
-            )
+            );
+            (info, (*c).outgoing[0])
         }
     }
 
     #[inline(always)]
-    fn outgoing(&self, cell: u32, k: u32) -> u32 {
+    fn branch(&self, cell: u32, k: u32) -> u32 {
         // SAFETY: as above.
         unsafe { (*aos_cell(self.0, cell as usize)).outgoing[(k as usize) % MAX_DEGREE] }
     }
