@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use anyhow::Context;
-use dynasoar::host::{Buffer, Executor, Grid, MallocHeap};
+use dynasoar::host::{BackendKind, Buffer, Executor, Grid, MallocHeap};
 use dynasoar::malloc::MallocKind;
 use dynasoar::malloc::bench::{
     MALLOC_BENCH, MallocBenchParams, bench_flags, bench_stat, bench_step, draw_size,
@@ -144,6 +144,15 @@ pub fn run(
     out: &Path,
     bar: &ProgressBar,
 ) -> anyhow::Result<Vec<Record>> {
+    // CUDA fixes its malloc heap once a kernel has used it in the process (the baselines'
+    // kernels live in the same module), so it is sized for the largest pool before the first
+    // launch: CUDA's allocator and the large requests of others use it.
+    if bench.exec.kind() == BackendKind::Cuda
+        && kinds.iter().any(|k| k.caps().relays_above < k.caps().max_size)
+    {
+        let largest = bench.config.heap_bytes.max(bench.config.oom_heap_bytes);
+        bench.exec.set_device_malloc_heap(largest as usize)?;
+    }
     let mut all = Vec::new();
     let points: Vec<(Test, Vec<Point>)> = tests.iter().map(|&t| (t, points(t, bench.config))).collect();
     let baseline_points = |t: Test, p: &[Point]| if has_baseline(t) { p.len() } else { 0 };
