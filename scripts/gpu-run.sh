@@ -39,6 +39,10 @@ export DYNASOAR_CUBIN_DIR="$HERE/cubin"
 export DYNASOAR_BIN_DIR="$HERE/bin"
 
 rows=()
+row() { # name, exit status, milliseconds: one line of the summary table (status in $STATUS)
+  STATUS=PASS; [[ $2 -ne 0 ]] && STATUS="FAIL(rc=$2)"
+  rows+=("$(printf '%-46s %-12s %7d.%01ds' "$1" "$STATUS" $(($3 / 1000)) $(($3 % 1000 / 100)))")
+}
 step() { # name, command...
   local name=$1; shift
   local t0=$(date +%s%N)
@@ -46,9 +50,8 @@ step() { # name, command...
   "$@" >> "$LOG" 2>&1
   local rc=$?
   local dt=$(( ($(date +%s%N) - t0) / 1000000 ))
-  local status=PASS; [[ $rc -ne 0 ]] && status="FAIL(rc=$rc)"
-  rows+=("$(printf '%-46s %-12s %7d.%01ds' "$name" "$status" $((dt / 1000)) $((dt % 1000 / 100)))")
-  echo "=== $name: $status in ${dt} ms" >> "$LOG"
+  row "$name" $rc $dt
+  echo "=== $name: $STATUS in ${dt} ms" >> "$LOG"
   return $rc
 }
 
@@ -97,8 +100,7 @@ if want storms && [[ -x "$HERE/tests/malloc" ]]; then
   for name in "${malloc_parts[@]}"; do
     read -r rc ms < "$OUT/test-malloc-$name.rc"
     cat "$OUT/test-malloc-$name.log" >> "$LOG"
-    status=PASS; [[ $rc -ne 0 ]] && status="FAIL(rc=$rc)"
-    rows+=("$(printf '%-46s %-12s %7d.%01ds' "test malloc ($name)" "$status" $((ms / 1000)) $((ms % 1000 / 100)))")
+    row "test malloc ($name)" "$rc" "$ms"
   done
 fi
 

@@ -147,9 +147,7 @@ pub fn run(
     // CUDA fixes its malloc heap once a kernel has used it in the process (the baselines'
     // kernels live in the same module), so it is sized for the largest pool before the first
     // launch: CUDA's allocator and the large requests of others use it.
-    if bench.exec.kind() == BackendKind::Cuda
-        && kinds.iter().any(|k| k.caps().relays_above < k.caps().max_size)
-    {
+    if bench.exec.kind() == BackendKind::Cuda && kinds.iter().any(|k| k.caps().uses_cuda_heap()) {
         let largest = bench.config.heap_bytes.max(bench.config.oom_heap_bytes);
         bench.exec.set_device_malloc_heap(largest as usize)?;
     }

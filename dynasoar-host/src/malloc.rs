@@ -36,7 +36,7 @@ impl MallocHeap {
         }
         // CUDA's allocator holds all of a `System` heap, and the large requests of allocators
         // that relay them as their originals do.
-        if caps.relays_above < caps.max_size && exec.kind() == crate::BackendKind::Cuda {
+        if caps.uses_cuda_heap() && exec.kind() == crate::BackendKind::Cuda {
             exec.set_device_malloc_heap(bytes as usize)?;
         }
         let region_bytes = if kind == MallocKind::System { HEADER_BYTES } else { bytes };

@@ -357,3 +357,12 @@ pub unsafe fn free_checked<M: DeviceMalloc>(region: Region, ptr: *mut u8) {
 pub const fn round_up(size: u64, align: u64) -> u64 {
     (size + align - 1) & !(align - 1)
 }
+
+// (After the module's other impls: their order names the kernels' device functions.)
+impl Caps {
+    /// Whether some requests go to CUDA's own heap (all of them for [`system::SystemMalloc`],
+    /// the large ones for allocators that relay): the host must size that heap.
+    pub const fn uses_cuda_heap(&self) -> bool {
+        self.relays_above < self.max_size
+    }
+}

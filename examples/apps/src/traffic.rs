@@ -300,16 +300,12 @@ impl Network {
 
     /// Every cell's [`CellInfo`] at the start (no cars).
     pub fn cell_infos(&self) -> Vec<CellInfo> {
-        (0..self.num_cells() as usize)
-            .map(|i| {
-                CellInfo::new(
-                    self.speed_limit[i] as u32,
-                    false,
-                    self.num_outgoing[i] as u32,
-                    self.is_target[i] != 0,
-                )
-            })
-            .collect()
+        (0..self.num_cells() as usize).map(|i| self.cell_info(i, self.speed_limit[i], false)).collect()
+    }
+
+    /// Cell `i`'s [`CellInfo`] with the speed limit and occupancy it has now.
+    fn cell_info(&self, i: usize, speed_limit: u8, occupied: bool) -> CellInfo {
+        CellInfo::new(speed_limit as u32, occupied, self.num_outgoing[i] as u32, self.is_target[i] != 0)
     }
 
     /// The cells with a traffic light: the last cells of the streets into intersections.
@@ -966,13 +962,7 @@ impl Streets for HostStreets<'_> {
 
     fn info(&self, cell: u32) -> (CellInfo, u32) {
         let c = cell as usize;
-        let info = CellInfo::new(
-            self.speed_limit[c] as u32,
-            self.cars[c].is_some(),
-            self.net.num_outgoing[c] as u32,
-            self.net.is_target[c] != 0,
-        );
-        (info, self.net.outgoing[c][0])
+        (self.net.cell_info(c, self.speed_limit[c], self.cars[c].is_some()), self.net.outgoing[c][0])
     }
 
     fn branch(&self, cell: u32, k: u32) -> u32 {

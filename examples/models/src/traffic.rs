@@ -31,8 +31,8 @@
 //! slow-down). Producer and target cells are exclusive, so a car never starts on a target.
 //! A cell keeps what planning reads in one word ([`CellInfo`]: speed limit, occupied, exits,
 //! target) and keeps it beside its first exit in one 16-byte field ([`CellLink`]), so a car's
-//! walk reads one memory sector per cell; it keeps no handle of its car (the original's `Cell::car_`), which no rule reads: the
-//! car knows its cell, the cell only that it is taken. The SOA baseline stores its cells the
+//! walk reads one memory sector per cell. It keeps no handle of its car (the original's
+//! `Cell::car_`), which no rule reads: the car knows its cell, the cell only that it is taken. The SOA baseline stores its cells the
 //! same way (with presence double-buffered, see below).
 //!
 //! The network itself is generated on the host (the apps crate), as in the original, and given
@@ -334,10 +334,10 @@ pub struct Cell {
 }
 
 impl CellLink {
-    /// The same link with `info`.
+    /// The same link with its info changed by `f`.
     #[inline(always)]
-    pub fn with_info(self, info: CellInfo) -> Self {
-        CellLink { info, ..self }
+    pub fn map_info(self, f: impl FnOnce(CellInfo) -> CellInfo) -> Self {
+        CellLink { info: f(self.info), ..self }
     }
 }
 
@@ -513,7 +513,7 @@ impl ProducerCell {
             let here = this.up::<Cell, _>().handle();
             let car = Car { rng: car_rng, position: here, destination: here, velocity: 0, max_velocity };
             if dev.make_new(car).is_some() {
-                this.set_link(link.with_info(link.info.with_car(true)));
+                this.set_link(link.map_info(|i| i.with_car(true)));
                 args.counters.at(CREATED).fetch_add(1);
             }
         }
@@ -551,14 +551,13 @@ impl Car {
         // Plain read-modify-writes of the infos: in this launch nobody else writes either cell
         // (the destination was free and only this car goes there; nobody enters a cell a car
         // leaves, see the module docs).
-        let from_link = from_cell.link();
-        from_cell.set_link(from_link.with_info(from_link.info.with_car(false)));
+        from_cell.set_link(from_cell.link().map_info(|i| i.with_car(false)));
         let to_link = to_cell.link();
         if to_link.info.is_exit() {
             args.counters.at(REMOVED).fetch_add(1);
             dev.free(this);
         } else {
-            to_cell.set_link(to_link.with_info(to_link.info.with_car(true)));
+            to_cell.set_link(to_link.map_info(|i| i.with_car(true)));
             this.set_position(to);
         }
     }
@@ -602,12 +601,10 @@ impl TrafficLight {
         this.set_timer(timer);
         if switched {
             if let Some(red) = this.cells_at(old as usize % MAX_DEGREE).get() {
-                let link = red.link();
-                red.set_link(link.with_info(link.info.with_speed_limit(0)));
+                red.set_link(red.link().map_info(|i| i.with_speed_limit(0)));
             }
             if let Some(green) = this.cells_at(phase as usize % MAX_DEGREE).get() {
-                let link = green.link();
-                green.set_link(link.with_info(link.info.with_speed_limit(green.max_velocity())));
+                green.set_link(green.link().map_info(|i| i.with_speed_limit(green.max_velocity())));
             }
             this.set_phase(phase);
         }
