@@ -10,10 +10,45 @@ use crate::heap::{Heap, HeapHeader};
 use crate::kernel::DevPtr;
 use crate::object::{Obj, View};
 
+/// The classes whose objects a `#[parallel]` method may create and free, as bit masks over
+/// type ids (a class's bit and its subclasses').
+///
+/// The host skips re-listing a class before a `parallel_do` when no launch since its last
+/// listing could have created or freed its objects; these masks say which launches could. A
+/// method that never names its `dev` parameter changes nothing ([`Effects::NONE`]); one that
+/// does changes every class ([`Effects::ANY`]) unless it declares
+/// `#[parallel(creates(A, ..), frees(B, ..))]`, which the [`Device`] it receives enforces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Effects {
+    pub creates: u64,
+    pub frees: u64,
+}
+
+impl Effects {
+    /// Creates and frees nothing.
+    pub const NONE: Effects = Effects { creates: 0, frees: 0 };
+    /// May create and free objects of every class.
+    pub const ANY: Effects = Effects { creates: u64::MAX, frees: u64::MAX };
+
+    /// Type ids of the classes whose set of objects may change.
+    pub const fn changed(self) -> u64 {
+        self.creates | self.frees
+    }
+}
+
+/// The bit mask of class `T` and its subclasses, for [`Effects`]; `T` must be a class of
+/// allocator `A` (the macro's check of `creates(..)`/`frees(..)` lists).
+#[doc(hidden)]
+pub const fn class_mask<T: MemberOf<A>, A>() -> u64 {
+    T::SUBTREE
+}
+
 /// A heap of allocator `A`, as device code uses it (passed to every `#[parallel]` method).
-#[repr(transparent)]
 pub struct Device<A> {
     heap: DevPtr<HeapHeader>,
+    /// What this context may create and free (see [`Effects`]); a launch of a method that
+    /// declared its effects gets a context limited to them.
+    effects: Effects,
     _alloc: PhantomData<fn() -> A>,
 }
 
@@ -32,7 +67,27 @@ impl<A: AllocatorSpec> Device<A> {
     #[doc(hidden)]
     #[inline(always)]
     pub unsafe fn from_heap(heap: DevPtr<HeapHeader>) -> Self {
-        Device { heap, _alloc: PhantomData }
+        Device { heap, effects: Effects::ANY, _alloc: PhantomData }
+    }
+
+    /// This context, allowed to create and free only what `effects` says: anything else
+    /// raises [`errors::UNDECLARED_CHANGE`](crate::errors::UNDECLARED_CHANGE) and does
+    /// nothing. (With the masks known at compile time, as in every do-all kernel, the checks
+    /// of `make_new` fold away.)
+    #[doc(hidden)]
+    #[inline(always)]
+    pub fn limited_to(self, effects: Effects) -> Self {
+        Device { effects, ..self }
+    }
+
+    /// Raise `error` in the heap or the AOS store.
+    #[inline(always)]
+    fn raise(&self, error: u32) {
+        if self.in_aos_store() {
+            self.aos_store().raise(error);
+        } else {
+            self.heap().raise(error);
+        }
     }
 
     /// Whether the objects live in an AOS store (a general-purpose allocator) rather than in
@@ -69,6 +124,10 @@ impl<A: AllocatorSpec> Device<A> {
     /// [`make_new`](Self::make_new) for generic code that knows `T: Registered<Alloc = A>`.
     #[inline(always)]
     pub(crate) fn make_new_registered<T: Concrete + Registered>(&self, value: T) -> Option<Obj<T>> {
+        if self.effects.creates & (1 << T::TYPE_ID) == 0 {
+            self.raise(crate::errors::UNDECLARED_CHANGE);
+            return None;
+        }
         if self.in_aos_store() {
             let raw = self.aos_store().make_new::<T>(&value)?;
             // SAFETY: a fresh object of class `T`.
@@ -88,6 +147,11 @@ impl<A: AllocatorSpec> Device<A> {
     where
         T: MemberOf<A>,
     {
+        let raw = obj.raw();
+        if !raw.is_null() && self.effects.frees & (1 << (raw.type_id() & 63)) == 0 {
+            self.raise(crate::errors::UNDECLARED_CHANGE);
+            return;
+        }
         if self.in_aos_store() {
             self.aos_store().free(obj.raw());
         } else {

@@ -9,3 +9,6 @@ pub const NULL_HANDLE: u32 = 1 << 2;
 /// The AOS object store's table of a class was full: the object was not created (or, for a
 /// free, not recorded and so never given back to the allocator).
 pub const TABLE_FULL: u32 = 1 << 3;
+/// A `#[parallel]` method created or freed an object of a class its `creates(..)`/`frees(..)`
+/// declaration leaves out; the object was not created (or not freed).
+pub const UNDECLARED_CHANGE: u32 = 1 << 4;

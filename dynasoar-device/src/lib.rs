@@ -54,7 +54,7 @@ pub mod rand;
 pub use array::DeviceArray;
 pub use class::{AllocatorSpec, Class, ClassInfo, ClassSpec, Concrete, NoParent, Registered};
 #[cfg(not(loom))]
-pub use device::Device;
+pub use device::{Device, Effects, class_mask};
 pub use handle::RawHandle;
 #[cfg(not(loom))]
 pub use heap::{Heap, HeapHeader};

@@ -14,7 +14,7 @@ use core::marker::PhantomData;
 use crate::Plain;
 use crate::arch::{self, WarpGroup, atomic::Atomic32};
 use crate::class::{Class, Concrete, Registered};
-use crate::device::Device;
+use crate::device::{Device, Effects};
 use crate::handle::RawHandle;
 use crate::heap::{Heap, HeapHeader};
 use crate::kernel::{DevPtr, Kernel};
@@ -72,17 +72,23 @@ unsafe impl Plain for GatherParams {}
 /// to `parallel_do` (`rt.parallel_do(Body::step)`).
 pub struct ParallelMethod<T, Arg> {
     kernel: Kernel<DoParams<Arg>>,
+    effects: Effects,
     _class: PhantomData<fn() -> T>,
 }
 
 impl<T, Arg: Plain> ParallelMethod<T, Arg> {
     #[doc(hidden)]
-    pub const fn new(kernel: Kernel<DoParams<Arg>>) -> Self {
-        ParallelMethod { kernel, _class: PhantomData }
+    pub const fn new(kernel: Kernel<DoParams<Arg>>, effects: Effects) -> Self {
+        ParallelMethod { kernel, effects, _class: PhantomData }
     }
 
     pub const fn kernel(&self) -> &Kernel<DoParams<Arg>> {
         &self.kernel
+    }
+
+    /// The classes whose objects the method may create or free.
+    pub const fn effects(&self) -> Effects {
+        self.effects
     }
 }
 
@@ -187,14 +193,17 @@ fn for_each_object(heap: DevPtr<HeapHeader>, class: u8, objects: u32, parity: u3
 /// Body of the do-all kernel of a method of class `T`: call `method` on every object of the
 /// launched concrete class (which is-a `T`).
 #[inline(always)]
-pub fn run_parallel_do<T, Arg>(p: DoParams<Arg>, method: impl Fn(Obj<T>, &Device<T::Alloc>, Arg))
-where
+pub fn run_parallel_do<T, Arg>(
+    p: DoParams<Arg>,
+    effects: Effects,
+    method: impl Fn(Obj<T>, &Device<T::Alloc>, Arg),
+) where
     T: Registered,
     Arg: Plain,
 {
     // SAFETY: the host launches do-all kernels on its heap of `T::Alloc`, after enumerating
     // `p.class`, a concrete class in `T`'s subtree.
-    let dev = unsafe { Device::<T::Alloc>::from_heap(p.heap) };
+    let dev = unsafe { Device::<T::Alloc>::from_heap(p.heap) }.limited_to(effects);
     for_each_object(p.heap, p.class as u8, p.objects_per_block, p.parity, |raw| {
         // SAFETY: a live object of a class that is-a `T` (see above).
         method(unsafe { Obj::from_raw(raw) }, &dev, p.arg)

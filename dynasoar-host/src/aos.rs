@@ -192,6 +192,9 @@ impl AosHeap {
             return Ok(());
         }
         let kernels = KernelNames(kernels.to_vec());
+        if header.errors & errors::UNDECLARED_CHANGE != 0 {
+            return Err(Error::UndeclaredChange { kernels });
+        }
         let allocator = self.malloc.kind().name();
         let what = if header.errors & errors::TABLE_FULL != 0 {
             format!(

@@ -76,6 +76,16 @@ pub enum Error {
     /// Device code freed an object that was not allocated, or used a null handle.
     #[error("kernel {kernels} {what}")]
     InvalidFree { kernels: KernelNames, what: &'static str },
+
+    /// A `#[parallel(creates(..), frees(..))]` method created or freed an object of a class
+    /// its declaration leaves out. Nothing was created or freed there (`make_new` returned
+    /// `None`), so the heap is consistent, but the run did not do what the model says.
+    #[error(
+        "kernel {kernels} created or freed an object of a class that its method's \
+         #[parallel(creates(..), frees(..))] leaves out (nothing was created or freed there); add \
+         the class to the declaration, or remove the declaration to allow every class"
+    )]
+    UndeclaredChange { kernels: KernelNames },
 }
 
 /// The kernel(s) that may have caused a failure: the one launched, or, when launches are not

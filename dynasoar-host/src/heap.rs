@@ -137,6 +137,9 @@ impl DeviceHeap {
         };
         exec.write_bytes(&self.buffer, STATE_OFFSET as usize, bytes)?;
         let kernels = KernelNames(kernels.to_vec());
+        if state.errors & errors::UNDECLARED_CHANGE != 0 {
+            return Err(Error::UndeclaredChange { kernels });
+        }
         if state.errors & errors::OUT_OF_MEMORY != 0 {
             return Err(Error::OutOfMemory {
                 kernels,

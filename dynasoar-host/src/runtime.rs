@@ -7,7 +7,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use dynasoar_device::class::MemberOf;
-use dynasoar_device::heap::HeapHeader;
+use dynasoar_device::heap::{HeapHeader, MAX_CLASSES};
 use dynasoar_device::malloc::MallocKind;
 use dynasoar_device::parallel::{DoParams, GatherParams, NewParams};
 use dynasoar_device::{
@@ -134,6 +134,7 @@ pub struct RuntimeBuilder<A> {
     exec: ExecutorOptions,
     deferred_checks: bool,
     profile: bool,
+    reuse_listings: bool,
     _alloc: PhantomData<fn() -> A>,
 }
 
@@ -203,6 +204,15 @@ impl<A: AllocatorSpec> RuntimeBuilder<A> {
         self
     }
 
+    /// Let `parallel_do` skip listing a class whose objects no launch since its last listing
+    /// could have created or freed (default on; also off with `DYNASOAR_REUSE_LISTINGS=0`).
+    /// A method that never names its `dev` parameter changes no class; one that does can
+    /// declare which classes it creates and frees: `#[parallel(creates(Car), frees(Car))]`.
+    pub fn reuse_listings(mut self, reuse: bool) -> Self {
+        self.reuse_listings = reuse;
+        self
+    }
+
     pub fn build(self) -> Result<Runtime<A>> {
         let mut options = self.exec;
         if matches!(self.store, ObjectStore::Malloc(_)) {
@@ -232,6 +242,9 @@ impl<A: AllocatorSpec> RuntimeBuilder<A> {
             deferred: self.deferred_checks,
             profile: self.profile.then(|| Mutex::new(Profile::default())),
             pending: Mutex::new(Vec::new()),
+            listings: self
+                .reuse_listings
+                .then(|| Mutex::new(Listings { current: 0, parity: [0; MAX_CLASSES], writes: 0 })),
             _alloc: PhantomData,
         })
     }
@@ -309,7 +322,25 @@ pub struct Runtime<A> {
     profile: Option<Mutex<Profile>>,
     /// Kernels launched since the last check (deferred mode), to name them in errors.
     pending: Mutex<Vec<&'static str>>,
+    /// Which enumeration lists a `parallel_do` may use again; `None` when every `parallel_do`
+    /// lists anew.
+    listings: Option<Mutex<Listings>>,
     _alloc: PhantomData<fn() -> A>,
+}
+
+/// Which classes' enumeration lists are still right, so that a `parallel_do` need not list
+/// them again: a list stays right until a launch that may create or free objects of its class
+/// (a method's [`Effects`](dynasoar_device::Effects)). Skipping the listing saves a launch;
+/// classes that never change (the cells of a grid) are then listed once.
+struct Listings {
+    /// Classes (bits by type id) listed since the last launch that could change their objects.
+    current: u64,
+    /// The parity of each class's last listing (which counter its do-all reads).
+    parity: [u32; MAX_CLASSES],
+    /// [`Executor::device_writes`] after this runtime's last `parallel_do`. Any other count
+    /// means that something else ran since (a `parallel_new`, a `collect`, an app's own
+    /// kernel), and no list is trusted.
+    writes: u64,
 }
 
 /// The objects' home.
@@ -342,6 +373,7 @@ impl<A: AllocatorSpec> Runtime<A> {
             exec: ExecutorOptions::default(),
             deferred_checks: false,
             profile: false,
+            reuse_listings: std::env::var("DYNASOAR_REUSE_LISTINGS").map_or(true, |v| v != "0"),
             _alloc: PhantomData,
         }
     }
@@ -442,13 +474,30 @@ impl<A: AllocatorSpec> Runtime<A> {
         if let Store::Aos(store) = &self.store {
             self.timed(Phase::Enumerate("AOS lists"), false, || store.compact(&self.exec))?;
         }
-        for (i, class) in ClassInfo::concrete_in(A::CLASSES, T::SUBTREE).enumerate() {
-            let chained = i > 0 || matches!(self.store, Store::Aos(_));
-            let parity = match &self.store {
-                Store::Soa(heap) => self.timed(Phase::Enumerate(class.name), chained, || {
-                    heap.enumerate(&self.exec, class.type_id)
-                })?,
-                Store::Aos(_) => 0,
+        let mut listings = self.listings.as_ref().map(|l| l.lock().unwrap());
+        if let Some(l) = &mut listings
+            && l.writes != self.exec.device_writes()
+        {
+            l.current = 0;
+        }
+        // Each span after the first starts where the one before it ended.
+        let mut chained = matches!(self.store, Store::Aos(_));
+        for class in ClassInfo::concrete_in(A::CLASSES, T::SUBTREE) {
+            let bit = 1u64 << class.type_id;
+            let parity = match (&self.store, &mut listings) {
+                (Store::Soa(_), Some(l)) if l.current & bit != 0 => l.parity[class.type_id as usize],
+                (Store::Soa(heap), _) => {
+                    let parity = self.timed(Phase::Enumerate(class.name), chained, || {
+                        heap.enumerate(&self.exec, class.type_id)
+                    })?;
+                    chained = true;
+                    if let Some(l) = &mut listings {
+                        l.current |= bit;
+                        l.parity[class.type_id as usize] = parity;
+                    }
+                    parity
+                }
+                (Store::Aos(_), _) => 0,
             };
             let params = DoParams {
                 heap: self.store.ptr(),
@@ -458,8 +507,16 @@ impl<A: AllocatorSpec> Runtime<A> {
                 _reserved: 0,
                 arg,
             };
-            self.timed(Phase::Method(kernel.name()), true, || self.exec.launch(kernel, grid, params))?;
+            self.timed(Phase::Method(kernel.name()), chained, || self.exec.launch(kernel, grid, params))?;
+            chained = true;
+            if let Some(l) = &mut listings {
+                l.current &= !method.effects().changed();
+            }
         }
+        if let Some(l) = &mut listings {
+            l.writes = self.exec.device_writes();
+        }
+        drop(listings);
         self.launched(&[kernel.name()])
     }
 

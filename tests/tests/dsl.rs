@@ -3,11 +3,13 @@
 //! fields, casts; and the paper's API example giving identical results on CPU and GPU.
 
 use dynasoar::Handle;
-use dynasoar::host::{Error, ObjectStore, Runtime};
+use dynasoar::host::{Backend, Error, ObjectStore, Runtime};
 use dynasoar::malloc::MallocKind;
 use dynasoar_models::api_demo::{Bar, DemoAlloc, Foo};
 use dynasoar_models::semantics::{Animal, Cat, Dog, Registry, Tables, Zoo};
-use dynasoar_tests::{cpu_runtime, cpu_runtime_on, general_stores, gpu_runtime, gpu_runtime_on};
+use dynasoar_tests::{
+    cpu_runtime, cpu_runtime_on, general_stores, gpu_executor, gpu_runtime, gpu_runtime_on,
+};
 
 fn zoo_semantics(rt: &Runtime<Zoo>) {
     rt.parallel_new(Registry::create, 1).unwrap();
@@ -133,6 +135,118 @@ fn enumeration_reuse_on_cpu() {
 fn enumeration_reuse_on_gpu() {
     let Some(rt) = gpu_runtime::<Zoo>("enumeration_reuse_on_gpu", 64 << 20) else { return };
     enumeration_reuse(&rt);
+}
+
+/// Steps that reuse lists: `tick` and `report` never name `dev` (they change no class), the
+/// declared kitten and leave methods change cats only, `have_kitten` is undeclared (it changes
+/// any class). Returns every animal's (id, ticks), sorted.
+fn listing_steps(rt: &Runtime<Zoo>) -> Vec<(u32, u32)> {
+    rt.parallel_new(Registry::create, 1).unwrap();
+    rt.parallel_do_with(Registry::populate, 40u32).unwrap();
+    for round in 0..3 {
+        rt.parallel_do(Cat::have_declared_kitten).unwrap();
+        for _ in 0..=round {
+            rt.parallel_do(Animal::tick).unwrap();
+        }
+        rt.parallel_do(Dog::report).unwrap();
+    }
+    rt.parallel_do(Cat::leave_if_odd_declared).unwrap();
+    rt.parallel_do(Animal::tick).unwrap();
+    rt.parallel_do(Animal::tick).unwrap();
+    rt.parallel_do(Cat::have_kitten).unwrap();
+    rt.parallel_do(Animal::tick).unwrap();
+    let mut t: Vec<(u32, u32)> = rt.collect::<Animal>().unwrap().iter().map(|a| (a.id, a.ticks)).collect();
+    t.sort();
+    t
+}
+
+/// [`listing_steps`] on the host: (id, ticks) of cats and dogs.
+fn listing_steps_reference() -> Vec<(u32, u32)> {
+    let mut cats: Vec<(u32, u32)> = (0..40).map(|i| (i, 0)).collect();
+    let mut dogs: Vec<(u32, u32)> = (1000..1040).map(|i| (i, 0)).collect();
+    let kittens = |cats: &mut Vec<(u32, u32)>| {
+        let born: Vec<(u32, u32)> = cats.iter().map(|&(id, _)| (id + 100_000, 0)).collect();
+        cats.iter_mut().for_each(|c| c.1 += 10);
+        cats.extend(born);
+    };
+    let tick = |cats: &mut Vec<(u32, u32)>, dogs: &mut Vec<(u32, u32)>| {
+        cats.iter_mut().chain(dogs.iter_mut()).for_each(|a| a.1 += 1);
+    };
+    for round in 0..3 {
+        kittens(&mut cats);
+        for _ in 0..=round {
+            tick(&mut cats, &mut dogs);
+        }
+    }
+    cats.retain(|&(id, _)| id % 2 == 0);
+    tick(&mut cats, &mut dogs);
+    tick(&mut cats, &mut dogs);
+    kittens(&mut cats);
+    tick(&mut cats, &mut dogs);
+    let mut all: Vec<(u32, u32)> = cats.into_iter().chain(dogs).collect();
+    all.sort();
+    all
+}
+
+/// Enumeration launches per class in `rt`'s profile.
+fn enumerations(rt: &Runtime<Zoo>, class: &str) -> u64 {
+    let name = format!("enumerate {class}");
+    rt.kernel_profile().unwrap().iter().filter(|k| k.name == name).map(|k| k.launches).sum()
+}
+
+/// Lists kept from one `parallel_do` to the next give what listing anew every time gives, and
+/// classes no launch changed are not listed again.
+fn listing_reuse(backend: Backend, test: &str) {
+    if backend == Backend::Cuda && gpu_executor(test).is_none() {
+        return;
+    }
+    let build = |reuse: bool| {
+        Runtime::<Zoo>::builder(dynasoar_examples::MODELS_PTX)
+            .backend(backend)
+            .cpu_threads(4)
+            .heap_bytes(16 << 20)
+            .quiet(true)
+            .profile(true)
+            .reuse_listings(reuse)
+            .build()
+            .unwrap_or_else(|e| panic!("{test}: {e}"))
+    };
+    let (reusing, listing_anew) = (build(true), build(false));
+    let want = listing_steps_reference();
+    assert_eq!(listing_steps(&reusing), want);
+    assert_eq!(listing_steps(&listing_anew), want);
+    let (dogs_reusing, dogs_anew) = (enumerations(&reusing, "Dog"), enumerations(&listing_anew, "Dog"));
+    // Dogs are listed after `populate` and after the undeclared `have_kitten` (and by
+    // `collect`); listing anew lists them for each of the 9 ticks and 3 reports too.
+    assert!(dogs_reusing + 6 <= dogs_anew, "Dog listed {dogs_reusing} times reusing, {dogs_anew} anew");
+    let cats_reusing = enumerations(&reusing, "Cat");
+    assert!(cats_reusing < enumerations(&listing_anew, "Cat"));
+}
+
+#[test]
+fn listing_reuse_on_cpu() {
+    listing_reuse(Backend::Cpu, "listing_reuse_on_cpu");
+}
+
+#[test]
+fn listing_reuse_on_gpu() {
+    listing_reuse(Backend::Cuda, "listing_reuse_on_gpu");
+}
+
+/// A method that creates or frees objects of a class it did not declare is refused: nothing
+/// is created, and the runtime reports which kernel did it.
+#[test]
+fn an_undeclared_change_is_refused_and_reported() {
+    let rt = cpu_runtime::<Zoo>(8 << 20);
+    rt.parallel_new(Registry::create, 1).unwrap();
+    rt.parallel_do_with(Registry::populate, 10u32).unwrap();
+    let err = rt.parallel_do(Cat::have_undeclared_kitten).unwrap_err();
+    assert!(matches!(err, Error::UndeclaredChange { .. }), "{err}");
+    assert!(err.to_string().contains("dynasoar_do__Zoo__Cat__have_undeclared_kitten"), "{err}");
+    assert_eq!(rt.count::<Cat>().unwrap(), 10, "no kitten was created");
+    // The runtime goes on: a declared method works after it.
+    rt.parallel_do(Cat::have_declared_kitten).unwrap();
+    assert_eq!(rt.count::<Cat>().unwrap(), 20);
 }
 
 /// The API example, deterministic: sorted values.

@@ -7,6 +7,7 @@ mod cuda_link;
 use std::marker::PhantomData;
 use std::str::FromStr;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use dynasoar_device::{DevPtr, Kernel, Plain};
@@ -149,6 +150,9 @@ pub struct Executor {
     pending: Mutex<Vec<&'static str>>,
     /// Set once a kernel failed: (kernels, message).
     failed: Mutex<Option<(KernelNames, String)>>,
+    /// Operations queued so far that may change device memory (see
+    /// [`device_writes`](Executor::device_writes)).
+    writes: AtomicU64,
 }
 
 /// At most this many kernel names are remembered between synchronisations.
@@ -182,6 +186,7 @@ impl Executor {
             sync_each_launch: options.sync_each_launch,
             pending: Mutex::new(Vec::new()),
             failed: Mutex::new(None),
+            writes: AtomicU64::new(0),
         };
         if options.backend == Backend::Auto && !options.quiet {
             match fallback_reason {
@@ -226,6 +231,18 @@ impl Executor {
             Imp::Cuda(c) => c.multiprocessors(),
             Imp::Cpu(c) => c.threads(),
         }
+    }
+
+    /// How many launches, writes and copies this executor has queued: an operation that may
+    /// change device memory increments it. A caller that remembers the count after its own
+    /// work can tell later whether anything else ran since (the runtime keeps a class's listing
+    /// for the next `parallel_do` only if so).
+    pub fn device_writes(&self) -> u64 {
+        self.writes.load(Ordering::Relaxed)
+    }
+
+    fn count_write(&self) {
+        self.writes.fetch_add(1, Ordering::Relaxed);
     }
 
     /// A grid that fills the machine, in blocks of `threads` (for grid-stride kernels).
@@ -289,6 +306,7 @@ impl Executor {
                 grid.threads
             )));
         }
+        self.count_write();
         {
             let mut pending = self.pending.lock().unwrap();
             if pending.len() == PENDING_NAMES {
@@ -341,6 +359,7 @@ impl Executor {
     pub fn write<T: Plain>(&self, buf: &mut Buffer<T>, offset: usize, data: &[T]) -> Result<()> {
         self.check_range(buf, offset, data.len())?;
         self.synchronize()?;
+        self.count_write();
         let bytes = as_bytes(data);
         let at = offset * std::mem::size_of::<T>();
         match &mut buf.mem {
@@ -364,6 +383,7 @@ impl Executor {
             )));
         }
         self.synchronize()?;
+        self.count_write();
         match &buf.mem {
             BufMem::Cuda(m) => self.cuda()?.write_shared(m, offset, bytes),
             BufMem::Host(m) => {
@@ -384,6 +404,7 @@ impl Executor {
     /// Zero a whole buffer shared with device code (waits for queued kernels first).
     pub fn zero<T: Plain>(&self, buf: &Buffer<T>) -> Result<()> {
         self.synchronize()?;
+        self.count_write();
         match &buf.mem {
             BufMem::Cuda(m) => self.cuda()?.zero_shared(m),
             BufMem::Host(m) => {
@@ -428,6 +449,7 @@ impl Executor {
                 dst.len()
             )));
         }
+        self.count_write();
         match (&src.mem, &mut dst.mem) {
             (BufMem::Cuda(s), BufMem::Cuda(d)) => self.cuda()?.copy(s, d),
             (BufMem::Host(s), BufMem::Host(d)) => {

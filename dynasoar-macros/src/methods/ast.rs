@@ -1,5 +1,7 @@
 //! Parsing and checking `#[soa_methods] impl Class { ... }`.
 
+use quote::ToTokens;
+use syn::parse::Parse;
 use syn::spanned::Spanned;
 use syn::{FnArg, ImplItem, ImplItemFn, ItemImpl, Pat, ReturnType, Type};
 
@@ -12,9 +14,19 @@ pub struct Methods {
 
 pub enum Kind {
     /// `#[parallel]`: `this: Obj<Self>` (or `Ref<Self>`), `dev: &Device<A>`, optional argument.
-    Parallel { read_only: bool },
+    Parallel { read_only: bool, effects: Effects },
     /// `#[parallel_new]`: `dev: &Device<A>`, `index: u64`, optional argument; returns `Self`.
     New,
+}
+
+/// Which classes' objects a `#[parallel]` method may create or free.
+pub enum Effects {
+    /// The body never names its `dev` parameter, so it can neither create nor free.
+    None,
+    /// `#[parallel(creates(A, ..), frees(B, ..))]`.
+    Declared { creates: Vec<Type>, frees: Vec<Type> },
+    /// Undeclared: any class.
+    Any,
 }
 
 pub struct Launchable {
@@ -58,18 +70,26 @@ impl Methods {
                 kept.push(it);
                 continue;
             };
-            let parallel = take_attr(&mut func, "parallel")?;
-            let new = take_attr(&mut func, "parallel_new")?;
+            let parallel = take_attr(&mut func, "parallel");
+            let new = take_attr(&mut func, "parallel_new");
+            if let Some(attr) = &new
+                && !matches!(attr.meta, syn::Meta::Path(_))
+            {
+                return Err(syn::Error::new(attr.span(), "#[parallel_new] takes no arguments"));
+            }
             match (parallel, new) {
-                (false, false) => kept.push(ImplItem::Fn(func)),
-                (true, true) => {
+                (None, None) => kept.push(ImplItem::Fn(func)),
+                (Some(_), Some(_)) => {
                     return Err(syn::Error::new(
                         func.sig.ident.span(),
                         "a method is either #[parallel] or #[parallel_new], not both",
                     ));
                 }
-                (true, false) => launchable.push(parse_parallel(func)?),
-                (false, true) => launchable.push(parse_new(func)?),
+                (Some(attr), None) => {
+                    let declared = parse_effects(&attr)?;
+                    launchable.push(parse_parallel(func, declared)?)
+                }
+                (None, Some(_)) => launchable.push(parse_new(func)?),
             }
         }
         item.items = kept;
@@ -77,24 +97,55 @@ impl Methods {
     }
 }
 
-fn take_attr(func: &mut ImplItemFn, name: &str) -> syn::Result<bool> {
-    let mut found = false;
-    let mut err = None;
-    func.attrs.retain(|a| {
-        if a.path().is_ident(name) {
-            if !matches!(a.meta, syn::Meta::Path(_)) {
-                err = Some(syn::Error::new(a.span(), format!("#[{name}] takes no arguments")));
-            }
-            found = true;
-            false
-        } else {
-            true
-        }
-    });
-    match err {
-        Some(e) => Err(e),
-        None => Ok(found),
+/// Remove and return the attribute `#[name]` / `#[name(..)]` of `func`.
+fn take_attr(func: &mut ImplItemFn, name: &str) -> Option<syn::Attribute> {
+    let at = func.attrs.iter().position(|a| a.path().is_ident(name))?;
+    Some(func.attrs.remove(at))
+}
+
+const EFFECTS_SYNTAX: &str = "#[parallel] takes the classes whose objects the method may create or \
+     free: `#[parallel(creates(A, B), frees(C))]`";
+
+/// `Some((creates, frees))` for `#[parallel(creates(..), frees(..))]`, `None` for `#[parallel]`.
+fn parse_effects(attr: &syn::Attribute) -> syn::Result<Option<(Vec<Type>, Vec<Type>)>> {
+    if matches!(attr.meta, syn::Meta::Path(_)) {
+        return Ok(None);
     }
+    let (mut creates, mut frees) = (None, None);
+    attr.parse_nested_meta(|meta| {
+        let list = if meta.path.is_ident("creates") {
+            &mut creates
+        } else if meta.path.is_ident("frees") {
+            &mut frees
+        } else {
+            return Err(meta.error(format!("unknown option; {EFFECTS_SYNTAX}")));
+        };
+        if list.is_some() {
+            return Err(meta.error("given twice; list all its classes in one `(..)`"));
+        }
+        let content;
+        syn::parenthesized!(content in meta.input);
+        let classes = content.parse_terminated(Type::parse, syn::Token![,])?;
+        *list = Some(classes.into_iter().collect::<Vec<_>>());
+        Ok(())
+    })
+    .map_err(|e| {
+        if e.to_string().contains(EFFECTS_SYNTAX) {
+            e
+        } else {
+            syn::Error::new(e.span(), format!("{e}; {EFFECTS_SYNTAX}"))
+        }
+    })?;
+    Ok(Some((creates.unwrap_or_default(), frees.unwrap_or_default())))
+}
+
+/// Whether `tokens` contain the identifier `name` anywhere (also inside macro calls).
+fn mentions(tokens: proc_macro2::TokenStream, name: &syn::Ident) -> bool {
+    tokens.into_iter().any(|t| match t {
+        proc_macro2::TokenTree::Ident(i) => i == *name,
+        proc_macro2::TokenTree::Group(g) => mentions(g.stream(), name),
+        _ => false,
+    })
 }
 
 fn check_plain_fn(func: &ImplItemFn, usage: &str) -> syn::Result<()> {
@@ -148,7 +199,7 @@ fn device_allocator(ty: &Type) -> Option<syn::Ident> {
     }
 }
 
-fn parse_parallel(func: ImplItemFn) -> syn::Result<Launchable> {
+fn parse_parallel(func: ImplItemFn, declared: Option<(Vec<Type>, Vec<Type>)>) -> syn::Result<Launchable> {
     check_plain_fn(&func, PARALLEL_SIGNATURE)?;
     let sig = &func.sig;
     if !matches!(sig.output, ReturnType::Default) {
@@ -178,7 +229,22 @@ fn parse_parallel(func: ImplItemFn) -> syn::Result<Launchable> {
     let arg = inputs.get(2).map(|a| param_type(a).cloned()).unwrap_or(None);
     let allocator = param_type(inputs[1]).and_then(device_allocator).expect("checked above");
     check_arg_pattern(&func)?;
-    Ok(Launchable { kind: Kind::Parallel { read_only }, func, arg, allocator })
+    // Creating or freeing takes the `dev` parameter (and macros in the body are expanded
+    // hygienically, so they cannot name it unless given its name): a body that never names it
+    // changes no class's objects.
+    let dev_named = match inputs[1] {
+        FnArg::Typed(t) => match &*t.pat {
+            Pat::Ident(p) => mentions(func.block.to_token_stream(), &p.ident),
+            _ => false,
+        },
+        FnArg::Receiver(_) => false,
+    };
+    let effects = match (dev_named, declared) {
+        (false, _) => Effects::None,
+        (true, Some((creates, frees))) => Effects::Declared { creates, frees },
+        (true, None) => Effects::Any,
+    };
+    Ok(Launchable { kind: Kind::Parallel { read_only, effects }, func, arg, allocator })
 }
 
 fn parse_new(func: ImplItemFn) -> syn::Result<Launchable> {

@@ -3,9 +3,10 @@
 //! its PTX entry point.
 
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote};
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
 
-use super::ast::{Kind, Launchable, Methods};
+use super::ast::{Effects, Kind, Launchable, Methods};
 use crate::kernel::quote_check_plain;
 
 pub fn expand(m: &Methods) -> TokenStream {
@@ -55,15 +56,19 @@ fn launchable(
     let host_fn = format_ident!("__dynasoar_kernel_{}_{}_{}", l.allocator, class, name);
     let entry_fn = format_ident!("__dynasoar_entry_{}_{}_{}", l.allocator, class, name);
     let arg_check = l.arg.as_ref().map(quote_check_plain);
+    let effects = match &l.kind {
+        Kind::Parallel { effects, .. } => effects_value(p, &l.allocator, effects),
+        Kind::New => quote!(#p::Effects::ANY),
+    };
 
     let (token_ty, export, run) = match l.kind {
-        Kind::Parallel { read_only } => {
+        Kind::Parallel { read_only, .. } => {
             let this = if read_only { quote!(this.as_ref()) } else { quote!(this) };
             (
                 quote!(#p::ParallelMethod<Self, #arg_ty>),
                 format!("dynasoar_do__{alloc}__{class}__{name}", alloc = l.allocator),
                 quote! {
-                    #p::parallel::run_parallel_do::<#self_ty, #arg_ty>(params, |this, dev, arg| {
+                    #p::parallel::run_parallel_do::<#self_ty, #arg_ty>(params, #effects, |this, dev, arg| {
                         let _ = &arg;
                         <#self_ty>::#hidden(#this, dev #pass_arg)
                     })
@@ -85,10 +90,17 @@ fn launchable(
         Kind::Parallel { .. } => quote!(#p::parallel::DoParams<#arg_ty>),
         Kind::New => quote!(#p::parallel::NewParams<#arg_ty>),
     };
-    let token = quote! {
-        #(#docs)*
-        #[allow(non_upper_case_globals)]
-        #vis const #name: #token_ty = <#token_ty>::new(#p::Kernel::new(#export, #host_fn));
+    let token = match l.kind {
+        Kind::Parallel { .. } => quote! {
+            #(#docs)*
+            #[allow(non_upper_case_globals)]
+            #vis const #name: #token_ty = <#token_ty>::new(#p::Kernel::new(#export, #host_fn), #effects);
+        },
+        Kind::New => quote! {
+            #(#docs)*
+            #[allow(non_upper_case_globals)]
+            #vis const #name: #token_ty = <#token_ty>::new(#p::Kernel::new(#export, #host_fn));
+        },
     };
     let assoc = quote! {
         #body_fn
@@ -113,4 +125,21 @@ fn launchable(
         #arg_check
     };
     (assoc, free)
+}
+
+/// The `Effects` value of a `#[parallel]` method; a declared class that is not in the method's
+/// allocator fails to compile at its name (`class_mask` requires `MemberOf<Alloc>`).
+fn effects_value(p: &TokenStream, allocator: &syn::Ident, effects: &Effects) -> TokenStream {
+    let mask = |classes: &[syn::Type]| {
+        let bits = classes.iter().map(|ty| quote_spanned!(ty.span()=> #p::class_mask::<#ty, #allocator>()));
+        quote!(0u64 #(| #bits)*)
+    };
+    match effects {
+        Effects::None => quote!(#p::Effects::NONE),
+        Effects::Any => quote!(#p::Effects::ANY),
+        Effects::Declared { creates, frees } => {
+            let (creates, frees) = (mask(creates), mask(frees));
+            quote!(#p::Effects { creates: #creates, frees: #frees })
+        }
+    }
 }

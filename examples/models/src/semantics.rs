@@ -114,14 +114,41 @@ impl Cat {
     /// parent's id plus 100000 and one fewer life.
     #[parallel]
     pub fn have_kitten(this: Obj<Self>, dev: &Device<Zoo>) {
-        this.set_ticks(this.ticks() + 10);
-        let base = Animal { id: this.id() + 100_000, ticks: 0, cats_seen: 0 };
-        let _ = dev.make_new(Cat { base, lives: this.lives() - 1 });
+        Self::kitten(this, dev);
     }
 
     /// Cats with an odd id free themselves.
     #[parallel]
     pub fn leave_if_odd(this: Obj<Self>, dev: &Device<Zoo>) {
+        Self::free_if_odd(this, dev);
+    }
+
+    /// [`have_kitten`](Self::have_kitten), declaring what it creates: the runtime keeps the
+    /// other classes' lists.
+    #[parallel(creates(Cat))]
+    pub fn have_declared_kitten(this: Obj<Self>, dev: &Device<Zoo>) {
+        Self::kitten(this, dev);
+    }
+
+    /// [`leave_if_odd`](Self::leave_if_odd), declaring what it frees.
+    #[parallel(frees(Cat))]
+    pub fn leave_if_odd_declared(this: Obj<Self>, dev: &Device<Zoo>) {
+        Self::free_if_odd(this, dev);
+    }
+
+    /// Declares that it creates dogs but tries to create a kitten: refused, and reported.
+    #[parallel(creates(Dog), frees())]
+    pub fn have_undeclared_kitten(this: Obj<Self>, dev: &Device<Zoo>) {
+        Self::kitten(this, dev);
+    }
+
+    fn kitten(this: Obj<Self>, dev: &Device<Zoo>) {
+        this.set_ticks(this.ticks() + 10);
+        let base = Animal { id: this.id() + 100_000, ticks: 0, cats_seen: 0 };
+        let _ = dev.make_new(Cat { base, lives: this.lives() - 1 });
+    }
+
+    fn free_if_odd(this: Obj<Self>, dev: &Device<Zoo>) {
         if this.id() % 2 == 1 {
             dev.free(this);
         }

@@ -502,7 +502,7 @@ impl ProducerCell {
     }
 
     /// Step 1: a free producer may create a car.
-    #[parallel]
+    #[parallel(creates(Car))]
     pub fn create_car(this: Obj<Self>, dev: &Device<TrafficHeap>, args: TrafficArgs) {
         let link = this.link();
         if !link.info.is_free() {
@@ -541,7 +541,7 @@ impl Car {
     }
 
     /// Step 4: move to the destination; leave the network on a target.
-    #[parallel]
+    #[parallel(frees(Car))]
     pub fn advance(this: Obj<Self>, dev: &Device<TrafficHeap>, args: TrafficArgs) {
         let (from, to) = (this.position(), this.destination());
         if from == to {

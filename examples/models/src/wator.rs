@@ -458,7 +458,7 @@ impl Fish {
     }
 
     /// Fish phase step 3: move if accepted, and maybe leave a newborn behind.
-    #[parallel]
+    #[parallel(creates(Fish))]
     pub fn update(this: Obj<Self>, dev: &Device<OceanHeap>, p: Params) {
         let (old, new) = (this.position(), this.new_position());
         if old == new {
@@ -528,7 +528,7 @@ impl Shark {
 
     /// Shark phase step 3: starve, or move if accepted (eating the fish there) and maybe leave
     /// a newborn behind.
-    #[parallel]
+    #[parallel(creates(Shark), frees(Shark, Fish))]
     pub fn update(this: Obj<Self>, dev: &Device<OceanHeap>, p: Params) {
         let old = this.position();
         let Some(old_cell) = old.get() else { return };
