@@ -12,7 +12,7 @@
 use core::marker::PhantomData;
 
 use crate::Plain;
-use crate::arch::{self, WarpGroup, atomic::Atomic32};
+use crate::arch::{self, WarpGroup, atomic::Atomic32, atomic::Atomic64};
 use crate::class::{Class, Concrete, Registered};
 use crate::device::{Device, Effects};
 use crate::handle::RawHandle;
@@ -30,7 +30,11 @@ pub struct DoParams<Arg> {
     pub objects_per_block: u32,
     /// Which enumeration counter holds the number of listed blocks.
     pub parity: u32,
-    pub _reserved: u32,
+    /// The host's serial number of the listing this launch uses (see `listed`).
+    pub listing: u32,
+    /// Where to report the listed blocks, or null: word `class` gets `listing << 32 | blocks`
+    /// (host memory; the host sizes later launches on the same listing from it).
+    pub listed: DevPtr<u64>,
     /// The method's argument.
     pub arg: Arg,
 }
@@ -126,8 +130,14 @@ impl<T, Arg> Copy for ParallelNew<T, Arg> {}
 /// Visit the listed blocks of `class` (N objects per block) with a fixed grid: call `f` with
 /// every object whose bit is set in its block's iteration bitmap.
 #[inline(always)]
-fn for_each_listed(heap: &Heap<'_>, class: u8, objects: u32, parity: u32, mut f: impl FnMut(RawHandle)) {
+fn for_each_listed(heap: &Heap<'_>, visit: Visit, mut f: impl FnMut(RawHandle)) {
+    let Visit { class, objects, parity, .. } = visit;
     let blocks = heap.enum_counters(class)[(parity & 1) as usize].load() as u64;
+    if !visit.listed.is_null() && arch::global_thread_id() == 0 {
+        // SAFETY: the host's report words, one per class; only thread 0 of a launch writes.
+        let word = unsafe { Atomic64::from_ptr(visit.listed.as_ptr().add(class as usize)) };
+        word.store((visit.listing as u64) << 32 | blocks);
+    }
     // `max(1)`: the host always passes 1..=64; without it every kernel would carry a
     // division-by-zero panic path (and its registers).
     let n = (objects as u64).max(1);
@@ -174,19 +184,29 @@ fn for_each_listed(heap: &Heap<'_>, class: u8, objects: u32, parity: u32, mut f:
     }
 }
 
-/// This thread's share of the objects of `class` listed before this launch, in the SOA heap
-/// (blocks listed by the enumeration) or in an AOS store (the compacted pointer list).
+/// Which listing of which class a kernel visits.
+#[derive(Clone, Copy)]
+struct Visit {
+    class: u8,
+    objects: u32,
+    parity: u32,
+    listing: u32,
+    listed: DevPtr<u64>,
+}
+
+/// This thread's share of the objects of `visit.class` listed before this launch, in the SOA
+/// heap (blocks listed by the enumeration) or in an AOS store (the compacted pointer list).
 #[inline(always)]
-fn for_each_object(heap: DevPtr<HeapHeader>, class: u8, objects: u32, parity: u32, f: impl FnMut(RawHandle)) {
+fn for_each_object(heap: DevPtr<HeapHeader>, visit: Visit, f: impl FnMut(RawHandle)) {
     if crate::aos::is_store(heap.addr()) {
         // SAFETY: the host launches do-alls on the store it created, after compacting it.
         let store =
             unsafe { crate::aos::AosStore::from_ptr(heap.addr() as usize as *mut crate::aos::AosHeader) };
-        store.for_each_listed(class, f);
+        store.for_each_listed(visit.class, f);
     } else {
         // SAFETY: the host launches do-alls on an initialised heap, after enumerating `class`.
         let heap = unsafe { Heap::from_ptr(heap.as_ptr()) };
-        for_each_listed(&heap, class, objects, parity, f);
+        for_each_listed(&heap, visit, f);
     }
 }
 
@@ -204,7 +224,14 @@ pub fn run_parallel_do<T, Arg>(
     // SAFETY: the host launches do-all kernels on its heap of `T::Alloc`, after enumerating
     // `p.class`, a concrete class in `T`'s subtree.
     let dev = unsafe { Device::<T::Alloc>::from_heap(p.heap) }.limited_to(effects);
-    for_each_object(p.heap, p.class as u8, p.objects_per_block, p.parity, |raw| {
+    let visit = Visit {
+        class: p.class as u8,
+        objects: p.objects_per_block,
+        parity: p.parity,
+        listing: p.listing,
+        listed: p.listed,
+    };
+    for_each_object(p.heap, visit, |raw| {
         // SAFETY: a live object of a class that is-a `T` (see above).
         method(unsafe { Obj::from_raw(raw) }, &dev, p.arg)
     });
@@ -236,7 +263,14 @@ pub fn run_gather<T: Class>(p: GatherParams) {
     // SAFETY: a counter updated atomically only.
     let written = unsafe { Atomic32::from_ptr(p.written.as_ptr()) };
     let out = p.out.cast::<T>();
-    for_each_object(p.heap, p.class as u8, p.objects_per_block, p.parity, |raw| {
+    let visit = Visit {
+        class: p.class as u8,
+        objects: p.objects_per_block,
+        parity: p.parity,
+        listing: 0,
+        listed: DevPtr::null(),
+    };
+    for_each_object(p.heap, visit, |raw| {
         let at = WarpGroup::current().fetch_add_one_u32(written) as u64;
         if at < p.capacity {
             // SAFETY: `raw` is a live object that is-a `T`; `out` has room for `capacity`

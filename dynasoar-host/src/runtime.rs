@@ -15,7 +15,7 @@ use dynasoar_device::{
 };
 
 use crate::aos::{AosHeap, TableCapacity};
-use crate::backend::{Backend, Executor, ExecutorOptions, Grid, Marker, ModuleCompile};
+use crate::backend::{Backend, Executor, ExecutorOptions, Grid, HostWords, Marker, ModuleCompile};
 use crate::error::{Error, Result};
 use crate::heap::{ClassStats, DeviceHeap, HeapClass, HeapStats};
 
@@ -134,6 +134,7 @@ pub struct RuntimeBuilder<A> {
     exec: ExecutorOptions,
     deferred_checks: bool,
     profile: bool,
+    profile_methods: bool,
     reuse_listings: bool,
     _alloc: PhantomData<fn() -> A>,
 }
@@ -198,9 +199,18 @@ impl<A: AllocatorSpec> RuntimeBuilder<A> {
         self
     }
 
-    /// Time enumeration and method kernels separately (see [`Runtime::take_timings`]).
+    /// Time enumeration (see [`Runtime::take_timings`]): each listing of a class is timed
+    /// with a pair of CUDA events, which cost the GPU a little time.
     pub fn profile(mut self, profile: bool) -> Self {
         self.profile = profile;
+        self
+    }
+
+    /// Time each method kernel too (implies [`profile`](Self::profile)); on by default when
+    /// `DYNASOAR_PROFILE` is set. Every launch then records events, which a run of many small
+    /// kernels pays for in its total time.
+    pub fn profile_methods(mut self, methods: bool) -> Self {
+        self.profile_methods = methods;
         self
     }
 
@@ -236,15 +246,18 @@ impl<A: AllocatorSpec> RuntimeBuilder<A> {
                 Store::Aos(AosHeap::new(&exec, kind, self.heap_bytes, A::CLASSES, capacity)?)
             }
         };
+        let listings = match (&store, self.reuse_listings) {
+            (Store::Soa(_), true) => Some(Mutex::new(Listings::new(&exec)?)),
+            _ => None,
+        };
         Ok(Runtime {
             exec,
             store,
             deferred: self.deferred_checks,
-            profile: self.profile.then(|| Mutex::new(Profile::default())),
+            profile: (self.profile || self.profile_methods)
+                .then(|| Mutex::new(Profile { methods: self.profile_methods, ..Profile::default() })),
             pending: Mutex::new(Vec::new()),
-            listings: self
-                .reuse_listings
-                .then(|| Mutex::new(Listings { current: 0, parity: [0; MAX_CLASSES], writes: 0 })),
+            listings,
             _alloc: PhantomData,
         })
     }
@@ -275,6 +288,8 @@ pub struct KernelTime {
 /// would count the GPU's wait for the next call as that call's work.
 #[derive(Default)]
 struct Profile {
+    /// Whether method kernels are timed too (else only enumerations, each span on its own).
+    methods: bool,
     marks: Vec<(Option<Phase>, Marker)>,
     /// Launches and device time of each phase timed so far.
     totals: Vec<(Phase, u64, Duration)>,
@@ -331,16 +346,63 @@ pub struct Runtime<A> {
 /// Which classes' enumeration lists are still right, so that a `parallel_do` need not list
 /// them again: a list stays right until a launch that may create or free objects of its class
 /// (a method's [`Effects`](dynasoar_device::Effects)). Skipping the listing saves a launch;
-/// classes that never change (the cells of a grid) are then listed once.
+/// classes that never change (the cells of a grid) are then listed once. A do-all on a kept
+/// list also sizes its grid to the list, once a launch on it has reported its length.
 struct Listings {
     /// Classes (bits by type id) listed since the last launch that could change their objects.
     current: u64,
     /// The parity of each class's last listing (which counter its do-all reads).
     parity: [u32; MAX_CLASSES],
+    /// The serial number of each class's last listing (0: none yet).
+    serial: [u32; MAX_CLASSES],
+    last_serial: u32,
+    /// Per class, `serial << 32 | blocks` from the last do-all that ran (written by device code
+    /// while the host goes on queuing work: it may be some steps behind).
+    reports: HostWords,
     /// [`Executor::device_writes`] after this runtime's last `parallel_do`. Any other count
     /// means that something else ran since (a `parallel_new`, a `collect`, an app's own
     /// kernel), and no list is trusted.
     writes: u64,
+}
+
+impl Listings {
+    fn new(exec: &Executor) -> Result<Self> {
+        Ok(Listings {
+            current: 0,
+            parity: [0; MAX_CLASSES],
+            serial: [0; MAX_CLASSES],
+            last_serial: 0,
+            reports: exec.host_words(MAX_CLASSES)?,
+            writes: exec.device_writes(),
+        })
+    }
+
+    /// Forget every list if anything but this runtime's `parallel_do`s ran since the last one.
+    fn check_writes(&mut self, exec: &Executor) {
+        if self.writes != exec.device_writes() {
+            self.current = 0;
+        }
+    }
+
+    /// The parity of `class`'s list, if it is still right.
+    fn kept(&self, class: u8) -> Option<u32> {
+        (self.current & (1 << class) != 0).then(|| self.parity[class as usize])
+    }
+
+    /// `class` was listed with `parity`.
+    fn listed(&mut self, class: u8, parity: u32) {
+        self.last_serial = self.last_serial.wrapping_add(1).max(1);
+        self.current |= 1 << class;
+        self.parity[class as usize] = parity;
+        self.serial[class as usize] = self.last_serial;
+    }
+
+    /// Blocks on `class`'s current list, once a do-all on it has reported them.
+    fn blocks(&self, class: u8) -> Option<u64> {
+        let serial = self.serial[class as usize];
+        let report = self.reports.get(class as usize);
+        (serial != 0 && report >> 32 == serial as u64).then_some(report & 0xffff_ffff)
+    }
 }
 
 /// The objects' home.
@@ -373,6 +435,7 @@ impl<A: AllocatorSpec> Runtime<A> {
             exec: ExecutorOptions::default(),
             deferred_checks: false,
             profile: false,
+            profile_methods: std::env::var_os("DYNASOAR_PROFILE").is_some(),
             reuse_listings: std::env::var("DYNASOAR_REUSE_LISTINGS").map_or(true, |v| v != "0"),
             _alloc: PhantomData,
         }
@@ -418,7 +481,13 @@ impl<A: AllocatorSpec> Runtime<A> {
         let Some(profile) = &self.profile else { return f() };
         {
             let mut p = profile.lock().unwrap();
-            if !chained || p.marks.is_empty() {
+            if matches!(phase, Phase::Method(_)) && !p.methods {
+                drop(p);
+                return f();
+            }
+            // Without method spans, the mark before an enumeration may end a span of an
+            // earlier call: each enumeration gets its own start.
+            if !chained || !p.methods || p.marks.is_empty() {
                 let start = self.exec.marker()?;
                 p.marks.push((None, start));
             }
@@ -470,41 +539,55 @@ impl<A: AllocatorSpec> Runtime<A> {
         Arg: Plain,
     {
         let kernel = method.kernel();
-        let grid = self.exec.wave_grid(kernel, THREADS)?;
+        let wave = self.exec.wave_grid(kernel, THREADS)?;
         if let Store::Aos(store) = &self.store {
             self.timed(Phase::Enumerate("AOS lists"), false, || store.compact(&self.exec))?;
         }
         let mut listings = self.listings.as_ref().map(|l| l.lock().unwrap());
-        if let Some(l) = &mut listings
-            && l.writes != self.exec.device_writes()
-        {
-            l.current = 0;
+        if let Some(l) = &mut listings {
+            l.check_writes(&self.exec);
         }
         // Each span after the first starts where the one before it ended.
         let mut chained = matches!(self.store, Store::Aos(_));
         for class in ClassInfo::concrete_in(A::CLASSES, T::SUBTREE) {
-            let bit = 1u64 << class.type_id;
-            let parity = match (&self.store, &mut listings) {
-                (Store::Soa(_), Some(l)) if l.current & bit != 0 => l.parity[class.type_id as usize],
-                (Store::Soa(heap), _) => {
-                    let parity = self.timed(Phase::Enumerate(class.name), chained, || {
-                        heap.enumerate(&self.exec, class.type_id)
-                    })?;
+            let id = class.type_id;
+            let kept = listings.as_ref().and_then(|l| l.kept(id));
+            let (parity, grid) = match (&self.store, kept) {
+                (Store::Soa(_), Some(parity)) => {
+                    // A grid for the list's objects when their number is known: a small class
+                    // (the lights of a city) then launches a few blocks, not a machine's worth.
+                    let grid = match listings.as_ref().and_then(|l| l.blocks(id)) {
+                        Some(blocks) => {
+                            let threads = blocks * class.objects_per_block as u64;
+                            let needed = threads.div_ceil(THREADS as u64).max(1);
+                            Grid::new(needed.min(wave.blocks as u64) as u32, THREADS)
+                        }
+                        None => wave,
+                    };
+                    (parity, grid)
+                }
+                (Store::Soa(heap), None) => {
+                    let parity =
+                        self.timed(Phase::Enumerate(class.name), chained, || heap.enumerate(&self.exec, id))?;
                     chained = true;
                     if let Some(l) = &mut listings {
-                        l.current |= bit;
-                        l.parity[class.type_id as usize] = parity;
+                        l.listed(id, parity);
                     }
-                    parity
+                    (parity, wave)
                 }
-                (Store::Aos(_), _) => 0,
+                (Store::Aos(_), _) => (0, wave),
+            };
+            let (listing, listed) = match &listings {
+                Some(l) => (l.serial[id as usize], l.reports.ptr()),
+                None => (0, DevPtr::null()),
             };
             let params = DoParams {
                 heap: self.store.ptr(),
-                class: class.type_id as u32,
+                class: id as u32,
                 objects_per_block: class.objects_per_block,
                 parity,
-                _reserved: 0,
+                listing,
+                listed,
                 arg,
             };
             self.timed(Phase::Method(kernel.name()), chained, || self.exec.launch(kernel, grid, params))?;
@@ -683,7 +766,8 @@ impl<A: AllocatorSpec> Runtime<A> {
 
 impl<A> Runtime<A> {
     /// Device time spent in enumeration and in methods since the last call (needs
-    /// `profile(true)` on the builder; zero otherwise). Waits for queued work.
+    /// `profile(true)` on the builder, and `profile_methods(true)` for the methods; zero
+    /// otherwise). Waits for queued work.
     pub fn take_timings(&self) -> Result<Timings> {
         let Some(profile) = &self.profile else { return Ok(Timings::default()) };
         let mut profile = profile.lock().unwrap();

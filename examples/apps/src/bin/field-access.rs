@@ -43,7 +43,7 @@ fn run(args: &Args) -> Result<bool> {
         })
         .heap_bytes(heap_bytes)
         .deferred_checks(true)
-        .profile(true)
+        .profile_methods(true)
         .build()?;
     let exec = rt.executor();
     rt.parallel_new(Scalar::create, n)?;
