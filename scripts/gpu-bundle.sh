@@ -9,7 +9,7 @@
 # and prints a summary table last.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BUNDLE=gpu-bundle
+BUNDLE=${BUNDLE:-gpu-bundle}
 rm -rf "$BUNDLE"
 mkdir -p "$BUNDLE/bin" "$BUNDLE/tests" "$BUNDLE/ptx"
 
