@@ -38,7 +38,9 @@
 //!   empty chunks to TBuddy; removing a bin from its stack while other threads may still
 //!   reserve in it needs the RCU grace period we do not have). Freed elements are reused by
 //!   the same class; a malloc whose arena cannot get memory takes from the other arenas'
-//!   stacks of its class before failing.
+//!   stacks of its class, then their fresh bins, before failing.
+//! - One thread at a time starts a new bin of a class in an arena (a flag per class in the
+//!   arena); the others wait for its elements instead of starting bins of their own.
 //! - TBuddy's levels are not each guarded by a bulk semaphore: the node CAS already admits
 //!   one winner, and a level scan starts at a per-thread position to spread contention.
 //! - Scaling: chunks are 128 bins (512 KiB) as in the paper when the pool holds at least four
