@@ -20,9 +20,7 @@ mod runtime;
 pub mod build;
 
 pub use aos::AosHeap;
-pub use backend::{
-    Backend, BackendKind, Buffer, Executor, ExecutorOptions, Grid, HostWords, Marker, ModuleCompile,
-};
+pub use backend::{Backend, BackendKind, Buffer, Executor, ExecutorOptions, Grid, Marker, ModuleCompile};
 pub use error::{Error, KernelNames, Result};
 pub use heap::{DeviceHeap, HeapClass, HeapSnapshot, HeapStats};
 pub use malloc::MallocHeap;

@@ -15,7 +15,7 @@ use dynasoar_device::{
 };
 
 use crate::aos::{AosHeap, TableCapacity};
-use crate::backend::{Backend, Executor, ExecutorOptions, Grid, HostWords, Marker, ModuleCompile};
+use crate::backend::{Backend, Executor, ExecutorOptions, Grid, Marker, ModuleCompile};
 use crate::error::{Error, Result};
 use crate::heap::{ClassStats, DeviceHeap, HeapClass, HeapStats};
 
@@ -247,7 +247,7 @@ impl<A: AllocatorSpec> RuntimeBuilder<A> {
             }
         };
         let listings = match (&store, self.reuse_listings) {
-            (Store::Soa(_), true) => Some(Mutex::new(Listings::new(&exec)?)),
+            (Store::Soa(_), true) => Some(Mutex::new(Listings::new(&exec))),
             _ => None,
         };
         Ok(Runtime {
@@ -346,19 +346,12 @@ pub struct Runtime<A> {
 /// Which classes' enumeration lists are still right, so that a `parallel_do` need not list
 /// them again: a list stays right until a launch that may create or free objects of its class
 /// (a method's [`Effects`](dynasoar_device::Effects)). Skipping the listing saves a launch;
-/// classes that never change (the cells of a grid) are then listed once. A do-all on a kept
-/// list also sizes its grid to the list, once a launch on it has reported its length.
+/// classes that never change (the cells of a grid) are then listed once.
 struct Listings {
     /// Classes (bits by type id) listed since the last launch that could change their objects.
     current: u64,
     /// The parity of each class's last listing (which counter its do-all reads).
     parity: [u32; MAX_CLASSES],
-    /// The serial number of each class's last listing (0: none yet).
-    serial: [u32; MAX_CLASSES],
-    last_serial: u32,
-    /// Per class, `serial << 32 | blocks` from the last do-all that ran (written by device code
-    /// while the host goes on queuing work: it may be some steps behind).
-    reports: HostWords,
     /// [`Executor::device_writes`] after this runtime's last `parallel_do`. Any other count
     /// means that something else ran since (a `parallel_new`, a `collect`, an app's own
     /// kernel), and no list is trusted.
@@ -366,15 +359,8 @@ struct Listings {
 }
 
 impl Listings {
-    fn new(exec: &Executor) -> Result<Self> {
-        Ok(Listings {
-            current: 0,
-            parity: [0; MAX_CLASSES],
-            serial: [0; MAX_CLASSES],
-            last_serial: 0,
-            reports: exec.host_words(MAX_CLASSES)?,
-            writes: exec.device_writes(),
-        })
+    fn new(exec: &Executor) -> Self {
+        Listings { current: 0, parity: [0; MAX_CLASSES], writes: exec.device_writes() }
     }
 
     /// Forget every list if anything but this runtime's `parallel_do`s ran since the last one.
@@ -391,17 +377,8 @@ impl Listings {
 
     /// `class` was listed with `parity`.
     fn listed(&mut self, class: u8, parity: u32) {
-        self.last_serial = self.last_serial.wrapping_add(1).max(1);
         self.current |= 1 << class;
         self.parity[class as usize] = parity;
-        self.serial[class as usize] = self.last_serial;
-    }
-
-    /// Blocks on `class`'s current list, once a do-all on it has reported them.
-    fn blocks(&self, class: u8) -> Option<u64> {
-        let serial = self.serial[class as usize];
-        let report = self.reports.get(class as usize);
-        (serial != 0 && report >> 32 == serial as u64).then_some(report & 0xffff_ffff)
     }
 }
 
@@ -539,7 +516,7 @@ impl<A: AllocatorSpec> Runtime<A> {
         Arg: Plain,
     {
         let kernel = method.kernel();
-        let wave = self.exec.wave_grid(kernel, THREADS)?;
+        let grid = self.exec.wave_grid(kernel, THREADS)?;
         if let Store::Aos(store) = &self.store {
             self.timed(Phase::Enumerate("AOS lists"), false, || store.compact(&self.exec))?;
         }
@@ -552,20 +529,8 @@ impl<A: AllocatorSpec> Runtime<A> {
         for class in ClassInfo::concrete_in(A::CLASSES, T::SUBTREE) {
             let id = class.type_id;
             let kept = listings.as_ref().and_then(|l| l.kept(id));
-            let (parity, grid) = match (&self.store, kept) {
-                (Store::Soa(_), Some(parity)) => {
-                    // A grid for the list's objects when their number is known: a small class
-                    // (the lights of a city) then launches a few blocks, not a machine's worth.
-                    let grid = match listings.as_ref().and_then(|l| l.blocks(id)) {
-                        Some(blocks) => {
-                            let threads = blocks * class.objects_per_block as u64;
-                            let needed = threads.div_ceil(THREADS as u64).max(1);
-                            Grid::new(needed.min(wave.blocks as u64) as u32, THREADS)
-                        }
-                        None => wave,
-                    };
-                    (parity, grid)
-                }
+            let parity = match (&self.store, kept) {
+                (Store::Soa(_), Some(parity)) => parity,
                 (Store::Soa(heap), None) => {
                     let parity =
                         self.timed(Phase::Enumerate(class.name), chained, || heap.enumerate(&self.exec, id))?;
@@ -573,21 +538,16 @@ impl<A: AllocatorSpec> Runtime<A> {
                     if let Some(l) = &mut listings {
                         l.listed(id, parity);
                     }
-                    (parity, wave)
+                    parity
                 }
-                (Store::Aos(_), _) => (0, wave),
-            };
-            let (listing, listed) = match &listings {
-                Some(l) => (l.serial[id as usize], l.reports.ptr()),
-                None => (0, DevPtr::null()),
+                (Store::Aos(_), _) => 0,
             };
             let params = DoParams {
                 heap: self.store.ptr(),
                 class: id as u32,
                 objects_per_block: class.objects_per_block,
                 parity,
-                listing,
-                listed,
+                _reserved: 0,
                 arg,
             };
             self.timed(Phase::Method(kernel.name()), chained, || self.exec.launch(kernel, grid, params))?;

@@ -81,9 +81,8 @@ unsafe impl Plain for EnumerateParams {}
 /// and snapshots are still right: the kernel only carries the count over (classes that do not
 /// change, like the cells of a grid, then cost one launch and no scan).
 ///
-/// One thread per block: a thread whose block's container bit one level up is clear skips at
-/// once (Alg. 5's hierarchy), the others test their bit, and each warp reserves room for its
-/// listed blocks with one atomic. This kernel runs alone on a quiescent heap (stream order), so
+/// One thread per block: each tests its block's bit, and each warp reserves room for its listed
+/// blocks with one atomic. This kernel runs alone on a quiescent heap (stream order), so
 /// it reads bitmaps and block headers with plain loads: nothing changes them meanwhile, and
 /// plain loads let the hardware overlap them (asm atomics would serialise each thread).
 #[kernel(crate = crate, name = "dynasoar_heap_enumerate")]
@@ -111,21 +110,23 @@ pub fn heap_enumerate(p: EnumerateParams) {
     let valid = !preset_mask(heap.class_objects(class));
     let list = heap.enum_list(class);
     let snapshots = heap.enum_snapshots(class);
-    let stride = arch::global_thread_count() as u64;
-    let mut index = arch::global_thread_id() as u64;
-    while index < geometry.bits {
-        let container = index / 64;
-        let listed = (geometry.levels == 1
-            || quiet_load(allocated.container(1, container / 64)) & (1 << (container % 64)) != 0)
-            && quiet_load(allocated.container(0, container)) & (1 << (index % 64)) != 0;
+    // 32-bit: a heap has fewer than 2^31 blocks (`MAX_BLOCKS`).
+    let blocks = geometry.bits as u32;
+    let stride = arch::global_thread_count() as u32;
+    let mut index = arch::global_thread_id() as u32;
+    while index < blocks {
+        // The level-0 container only: the 32 threads of a warp share it (one load), so testing
+        // the level above first saved no traffic and added a dependent round trip.
+        let listed = quiet_load(allocated.container(0, (index / 64) as u64)) & (1 << (index % 64)) != 0;
+        // The block's bitmap is loaded before the warp's atomic, so the two round trips overlap.
+        let alloc = if listed { quiet_load(&heap.block(index as u64).alloc) } else { 0 };
         let group = WarpGroup::current();
         let at = group.fetch_add_flagged_u32(&counters[parity], listed);
         if listed {
-            let alloc = quiet_load(&heap.block(index).alloc);
             // SAFETY: at most `num_blocks` blocks are allocated to a class and the list and the
             // snapshots have room for `num_blocks` entries; each entry is written by one thread.
             unsafe {
-                list.add(at as usize).write(index as u32);
+                list.add(at as usize).write(index);
                 snapshots.add(at as usize).write(alloc & valid);
             }
         }

@@ -132,7 +132,13 @@ pub enum PlanError {
     },
     /// The heap would extend past the addresses a handle can encode.
     AddressTooHigh(u64),
+    /// A block of this many bytes does not fit the 32-bit arithmetic of the do-all loops.
+    BlockTooLarge(u64),
 }
+
+/// Most blocks of a heap: the do-all loops count blocks in 32 bits (with room to step past the
+/// last). At 64 bytes a block, far beyond any GPU's memory.
+pub const MAX_BLOCKS: u64 = 1 << 31;
 
 /// Where everything lives in a heap of a given size.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -162,6 +168,9 @@ impl HeapPlan {
                 return Err(PlanError::BadClass { class, objects });
             }
         }
+        if block_bytes > u32::MAX as u64 {
+            return Err(PlanError::BlockTooLarge(block_bytes));
+        }
         let header = align_up(core::mem::size_of::<HeapHeader>() as u64, 256);
         let bitmaps = 1 + 2 * classes as u64;
         // Bytes a heap of `m` blocks needs.
@@ -179,7 +188,7 @@ impl HeapPlan {
         }
         // Largest m that fits: start from the estimate that ignores metadata, then step down.
         let per_block = block_bytes + bitmaps.div_ceil(8) + 12 * classes as u64;
-        let mut m = (heap_bytes / per_block).max(1);
+        let mut m = (heap_bytes / per_block).clamp(1, MAX_BLOCKS - 1);
         while m > 1 && bytes_for(m).is_none_or(|b| b.0 > heap_bytes) {
             let over = bytes_for(m).map(|b| b.0.saturating_sub(heap_bytes)).unwrap_or(u64::MAX);
             m -= (over / per_block).clamp(1, m - 1);
@@ -295,6 +304,13 @@ impl<'a> Heap<'a> {
     #[inline(always)]
     pub fn block_addr(&self, index: u64) -> u64 {
         self.config().blocks + index * self.config().block_bytes
+    }
+
+    /// Address of block 0 and the bytes of a block (below 2^32, see `HeapPlan`), for loops that
+    /// compute block addresses and should not reload the header meanwhile.
+    #[inline(always)]
+    pub fn block_geometry(&self) -> (u64, u32) {
+        (self.config().blocks, self.config().block_bytes as u32)
     }
 
     /// Header of block `index`.

@@ -7,7 +7,7 @@ use std::time::Duration;
 use cudarc::driver::sys::CUdevice_attribute as Attr;
 use cudarc::driver::{
     CudaContext, CudaEvent, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DeviceRepr,
-    LaunchConfig, PinnedHostSlice, PushKernelArg,
+    LaunchConfig, PushKernelArg,
 };
 use dynasoar_device::{Kernel, Plain};
 
@@ -34,29 +34,6 @@ pub struct CudaExec {
     description: String,
     resident_threads: usize,
     multiprocessors: usize,
-}
-
-/// Page-locked host memory mapped into the device's address space: kernels write it, the host
-/// reads it at any time.
-pub struct MappedMem {
-    _slice: PinnedHostSlice<u64>,
-    host: *mut u64,
-    device: u64,
-}
-
-// SAFETY: the words are only read and written through volatile accesses of whole words.
-unsafe impl Send for MappedMem {}
-// SAFETY: as above.
-unsafe impl Sync for MappedMem {}
-
-impl MappedMem {
-    pub fn device_addr(&self) -> u64 {
-        self.device
-    }
-
-    pub fn host_ptr(&self) -> *mut u64 {
-        self.host
-    }
 }
 
 /// Device memory: the allocation and its address.
@@ -140,26 +117,6 @@ impl CudaExec {
             .map_err(|e| format!("{} (is the kernel in the PTX? rebuild the app)", e))?;
         functions.insert(name, f.clone());
         Ok(f)
-    }
-
-    /// `len` zeroed words of mapped host memory.
-    pub fn alloc_mapped(&self, len: usize) -> Result<MappedMem> {
-        let err = |e: cudarc::driver::DriverError| Error::driver("allocating mapped host memory", e);
-        // SAFETY: the words are zeroed below before anything reads them.
-        let mut slice = unsafe {
-            self.ctx
-                .alloc_pinned_with_flags::<u64>(len.max(1), cudarc::driver::sys::CU_MEMHOSTALLOC_DEVICEMAP)
-        }
-        .map_err(err)?;
-        let host = slice.as_mut_ptr().map_err(err)?;
-        // SAFETY: `len.max(1)` words just allocated, not yet shared.
-        unsafe { std::ptr::write_bytes(host, 0, len.max(1)) };
-        let mut device = 0;
-        // SAFETY: `host` is a mapped allocation of this context; the driver writes `device`.
-        unsafe { cudarc::driver::sys::cuMemHostGetDevicePointer_v2(&mut device, host.cast(), 0) }
-            .result()
-            .map_err(err)?;
-        Ok(MappedMem { _slice: slice, host, device })
     }
 
     /// Blocks of `threads` of kernel `name` that fit on one multiprocessor at once.

@@ -138,39 +138,6 @@ enum Imp {
     Cpu(cpu::CpuExec),
 }
 
-/// Words that kernels write and the host reads while they run (see
-/// [`Executor::host_words`]): for what the host may learn late, like hints.
-pub struct HostWords {
-    mem: HostWordsMem,
-    len: usize,
-}
-
-enum HostWordsMem {
-    Cuda(cuda::MappedMem),
-    Host(Box<[AtomicU64]>),
-}
-
-impl HostWords {
-    /// Where kernels write the words.
-    pub fn ptr(&self) -> DevPtr<u64> {
-        match &self.mem {
-            HostWordsMem::Cuda(m) => DevPtr::from_addr(m.device_addr()),
-            HostWordsMem::Host(words) => DevPtr::from_addr(words.as_ptr() as u64),
-        }
-    }
-
-    /// Word `i` as last written (by a kernel that may still be running).
-    pub fn get(&self, i: usize) -> u64 {
-        assert!(i < self.len, "word {i} of {}", self.len);
-        match &self.mem {
-            // SAFETY: in range; an aligned word of a live mapped allocation, which kernels
-            // write with whole-word stores.
-            HostWordsMem::Cuda(m) => unsafe { m.host_ptr().add(i).read_volatile() },
-            HostWordsMem::Host(words) => words[i].load(Ordering::Relaxed),
-        }
-    }
-}
-
 /// Runs kernels of one PTX module on one backend, and owns the backend's context.
 ///
 /// Launches are asynchronous on the GPU; [`Executor::synchronize`] waits for them and reports a
@@ -366,17 +333,6 @@ impl Executor {
         };
         let kernels = std::mem::take(&mut *self.pending.lock().unwrap());
         result.map_err(|message| self.fail(KernelNames(kernels), message))
-    }
-
-    /// `len` zeroed words that kernels write and the host reads at any time, without waiting
-    /// for them (on the GPU, page-locked host memory mapped into its address space).
-    pub fn host_words(&self, len: usize) -> Result<HostWords> {
-        self.check_usable()?;
-        let mem = match &self.imp {
-            Imp::Cuda(c) => HostWordsMem::Cuda(c.alloc_mapped(len)?),
-            Imp::Cpu(_) => HostWordsMem::Host((0..len).map(|_| AtomicU64::new(0)).collect()),
-        };
-        Ok(HostWords { mem, len })
     }
 
     /// A zero-filled buffer of `len` elements.

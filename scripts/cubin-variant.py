@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""Assemble a variant of an embedded PTX build with other register caps, for A/B runs.
+
+The runtime loads `$DYNASOAR_CUBIN_DIR/<FNV-1a of the embedded PTX>.sm_90.cubin` when it
+exists (dynasoar-host backend/cuda.rs). This writes a cubin under that same name, assembled from
+the PTX with `.maxnreg` set on the entries whose names contain a pattern, so the same binaries
+run with other caps on the device (no rebuild), by pointing DYNASOAR_CUBIN_DIR at `--out`:
+
+    scripts/cubin-variant.py --out gpu-bundle/extra/cap40 \\
+        --cap TrafficHeap__Car__prepare=40 --cap TrafficHeap__Car__advance=40
+
+`--cap PATTERN=0` removes a cap. The chosen caps then belong in the app's build.rs
+(`PtxBuilder::max_registers_for`), measured.
+"""
+import argparse
+import pathlib
+import re
+import subprocess
+import sys
+
+DEFAULT_PTX = "target/dynasoar-ptx/dynasoar-models/nvptx64-nvidia-cuda/release/deps/dynasoar_models.s"
+DEFAULT_PTXAS = ".tools/ptxas/nvidia/cu13/bin/ptxas"
+
+
+def fnv1a(data: bytes) -> int:
+    h = 0xCBF29CE484222325
+    for b in data:
+        h = ((h ^ b) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
+def recap(ptx: str, caps: list[tuple[str, int]]) -> tuple[str, list[str]]:
+    """The PTX with `.maxnreg` of every matching entry set (or removed for 0), and the entries
+    changed."""
+    entry = re.compile(r"(\.visible \.entry (\w+)\((?:[^)]*)\)\n)(\.maxnreg \d+\n)?")
+    changed = []
+
+    def one(m: re.Match) -> str:
+        name = m.group(2)
+        for pattern, n in caps:
+            if pattern in name:
+                changed.append(f"{name}={n}")
+                return m.group(1) + (f".maxnreg {n}\n" if n else "")
+        return m.group(0)
+
+    return entry.sub(one, ptx), changed
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--ptx", default=DEFAULT_PTX, help="the PTX the binaries embed")
+    ap.add_argument("--out", required=True, help="cubin folder to write")
+    ap.add_argument("--cap", action="append", default=[], metavar="PATTERN=N", help="cap entries containing PATTERN")
+    ap.add_argument("--ptxas", default=DEFAULT_PTXAS)
+    ap.add_argument("--arch", default="sm_90")
+    args = ap.parse_args()
+
+    caps = []
+    for c in args.cap:
+        pattern, sep, n = c.rpartition("=")
+        if not sep or not pattern or not n.isdigit():
+            ap.error(f"--cap {c!r}: expected PATTERN=N")
+        caps.append((pattern, int(n)))
+    raw = pathlib.Path(args.ptx).read_bytes()
+    ptx, changed = recap(raw.decode(), caps)
+    if not changed:
+        print(f"cubin-variant: no entry matches {[p for p, _ in caps]}", file=sys.stderr)
+        return 1
+    out = pathlib.Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    variant = out / "variant.ptx"
+    variant.write_text(ptx)
+    cubin = out / f"{fnv1a(raw):016x}.{args.arch}.cubin"
+    done = subprocess.run(
+        [args.ptxas, "-v", f"-arch={args.arch}", "-O3", str(variant), "-o", str(cubin)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    variant.unlink()
+    print(cubin)
+    # What each changed entry got: registers and spills (ptxas -v prints them after its name).
+    names = {c.split("=")[0] for c in changed}
+    current = None
+    for line in done.stderr.splitlines():
+        m = re.search(r"(?:entry function '|Function properties for )(\w+)", line)
+        if m:
+            current = m.group(1)
+        elif current in names and ("Used" in line or "spill" in line):
+            print(f"  {current}: {line.split(':', 1)[-1].strip()}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
