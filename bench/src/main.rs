@@ -249,6 +249,11 @@ struct SyntheticArgs {
     /// Alloc/free rounds of the fragmentation test (default 100).
     #[arg(long, value_parser = clap::value_parser!(u32).range(0..=100_000))]
     frag_rounds: Option<u32>,
+    /// Wall-clock limit of each fragmentation and out-of-memory measurement, in seconds: one
+    /// that reaches it stops between rounds and is recorded as a timeout (with the rounds it
+    /// finished in its note; 0 stops every one after its first allocations).
+    #[arg(long, default_value_t = 300, value_parser = clap::value_parser!(u64).range(0..=86_400))]
+    round_limit_s: u64,
     /// Seed of the random sizes.
     #[arg(long, default_value_t = 42)]
     seed: u64,
@@ -305,6 +310,7 @@ fn config(args: &SyntheticArgs, gpu: bool) -> Config {
         thread_sweep: powers_of_two(0, max_log2, if q { 2 } else { 1 }),
         frag_threads: if q { 1024 } else { 100_000 },
         frag_rounds: args.frag_rounds.unwrap_or(if q { 4 } else { 100 }),
+        round_limit: std::time::Duration::from_secs(args.round_limit_s),
         oom_threads: if q { 256 } else { 100_000 },
         oom_heap_bytes: args.oom_heap_mib.unwrap_or(if q { 2 } else { 2048 }) * MIB,
         write_sizes: if q { vec![16, 128] } else { vec![16, 32, 64, 128] },

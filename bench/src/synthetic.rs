@@ -3,6 +3,7 @@
 //! what its points are, how one point is measured, and how its figures look.
 
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use dynasoar::host::{BackendKind, Buffer, Executor, Grid, MallocHeap};
@@ -112,6 +113,10 @@ pub struct Config {
     /// Allocations of the fragmentation test, and its alloc/free rounds.
     pub frag_threads: u32,
     pub frag_rounds: u32,
+    /// Wall-clock limit of one fragmentation or out-of-memory measurement: these run rounds of
+    /// mallocs until done (20 to hundreds), which takes minutes with the slowest allocators.
+    /// One that reaches it stops between rounds and is recorded as a timeout.
+    pub round_limit: Duration,
     /// Threads per round of the out-of-memory test, and its pool.
     pub oom_threads: u32,
     pub oom_heap_bytes: u64,
@@ -521,24 +526,40 @@ fn measure(bench: &Bench, test: Test, heap: &MallocHeap, point: &Point) -> anyho
         }
         Test::Frag => {
             // After N allocations, then the widest range over R rounds of free + allocate.
+            let started = Instant::now();
             fresh(bench, heap, &l)?;
             l.launch(bench_step::ALLOCATE, 0)?;
             let first = observe(&l)?;
-            for _ in 0..bench.config.frag_rounds {
+            let wanted = bench.config.frag_rounds;
+            let mut done = 0;
+            while done < wanted && started.elapsed() < bench.config.round_limit {
                 l.launch(bench_step::FREE, 0)?;
                 l.launch(bench_step::ALLOCATE, 0)?;
+                // One round at a time, so that the limit is checked against finished work.
+                bench.exec.synchronize()?;
+                done += 1;
             }
             let rounds = observe(&l)?;
             l.launch(bench_step::FREE, 0)?;
             bench.exec.synchronize()?;
             let requested = point.threads as u64 * point.size_max as u64;
+            let range = |s: &Stats| (s.max_end > s.min_addr).then(|| s.max_end - s.min_addr);
             let mut records = Vec::new();
-            for (s, n) in [(first, 0), (rounds, bench.config.frag_rounds)] {
+            for (s, n) in [(first, 0), (rounds, wanted)] {
                 let mut r = r.clone();
                 r.rounds = Some(n);
                 r.requested_bytes = Some(requested);
-                r.range_bytes = (s.max_end > s.min_addr).then(|| s.max_end - s.min_addr);
+                r.range_bytes = range(&s);
                 conclude(&mut r, s.failed, s.corrupt, note.clone());
+                if n > 0 && done < wanted && r.status == Status::Ok {
+                    r.status = Status::Timeout;
+                    r.note = Some(format!(
+                        "{done} of {wanted} rounds within the {} s limit (range then {:?} bytes)",
+                        bench.config.round_limit.as_secs(),
+                        r.range_bytes
+                    ));
+                    r.range_bytes = None;
+                }
                 records.push(r);
             }
             return Ok(records);
@@ -546,11 +567,17 @@ fn measure(bench: &Bench, test: Test, heap: &MallocHeap, point: &Point) -> anyho
         Test::Oom => {
             // Rounds of allocations that are never freed, until one fails. A pool that never
             // fails (one that wraps around) stops after twice what it could hold.
+            let started = Instant::now();
             fresh(bench, heap, &l)?;
             let per_round = point.threads as u64 * point.size_max as u64;
             let cap = (2 * heap.bytes() / per_round.max(1) + 2).min(1 << 20) as u32;
             let (mut served, mut rounds, mut first_failure) = (0u64, 0u32, 0u64);
+            let mut timed_out = false;
             while rounds < cap {
+                if started.elapsed() >= bench.config.round_limit {
+                    timed_out = true;
+                    break;
+                }
                 l.reset_stats()?;
                 l.launch(bench_step::ALLOCATE, 0)?;
                 let s = l.stats()?;
@@ -564,9 +591,19 @@ fn measure(bench: &Bench, test: Test, heap: &MallocHeap, point: &Point) -> anyho
             let _ = take_errors(bench, heap);
             r.rounds = Some(rounds);
             r.failed = first_failure;
-            r.usable_fraction = Some((served * point.size_max as u64) as f64 / heap.bytes() as f64);
-            if first_failure == 0 {
-                r.note = Some(format!("no malloc failed in {rounds} rounds (the allocator reuses or wraps)"));
+            let fraction = (served * point.size_max as u64) as f64 / heap.bytes() as f64;
+            if timed_out {
+                r.status = Status::Timeout;
+                r.note = Some(format!(
+                    "no malloc failed in {rounds} rounds within the {} s limit: at least {fraction:.3} of the pool",
+                    bench.config.round_limit.as_secs()
+                ));
+            } else {
+                r.usable_fraction = Some(fraction);
+                if first_failure == 0 {
+                    r.note =
+                        Some(format!("no malloc failed in {rounds} rounds (the allocator reuses or wraps)"));
+                }
             }
             return Ok(vec![r]);
         }

@@ -93,6 +93,38 @@ fn a_tiny_heap_reports_oom_not_a_time() {
 }
 
 #[test]
+fn a_round_limit_stops_fragmentation_and_out_of_memory_as_timeouts() {
+    let out = scratch("limit");
+    // A limit of 0 s stops every measurement before its rounds: the round-based records are
+    // timeouts with no value, and say how far they got; the first allocations still count.
+    let output = quick_on_cpu(
+        &out,
+        "synthetic",
+        &["--tests", "frag,oom", "--allocators", "atomic", "--round-limit-s", "0"],
+    );
+    let records = json_lines(&output);
+    let frag: Vec<&Value> = records.iter().filter(|r| r["test"] == "frag").collect();
+    let oom: Vec<&Value> = records.iter().filter(|r| r["test"] == "oom").collect();
+    assert!(!frag.is_empty() && !oom.is_empty(), "{records:?}");
+    for r in frag {
+        if r["rounds"] == 0 {
+            assert_eq!(r["status"], "ok", "{r}");
+            assert!(number(r, "range_bytes").unwrap() > 0.0, "{r}");
+        } else {
+            assert_eq!(r["status"], "timeout", "{r}");
+            assert!(r.get("range_bytes").is_none(), "{r}");
+            assert!(r["note"].as_str().unwrap().contains("0 of 4 rounds"), "{r}");
+        }
+    }
+    for r in oom {
+        assert_eq!(r["status"], "timeout", "{r}");
+        assert!(r.get("usable_fraction").is_none(), "{r}");
+        assert!(r["note"].as_str().unwrap().contains("limit"), "{r}");
+    }
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
+#[test]
 fn bad_input_is_an_error_message_not_a_panic() {
     let out = scratch("bad");
     for args in [
