@@ -143,6 +143,9 @@ pub struct Measured {
     pub enum_ms: Option<f64>,
     /// Figure 12: mean step time of each chunk.
     pub chunk_ms: Vec<f64>,
+    /// Figure 12: DynaSOAr's fragmentation after each chunk (empty for other stores).
+    #[serde(default)]
+    pub chunk_fragmentation: Vec<f64>,
 }
 
 fn ms(d: Duration) -> f64 {
@@ -152,9 +155,11 @@ fn ms(d: Duration) -> f64 {
 /// Run `job` in this process (the child's side): its total and enumeration time.
 pub fn run_job(job: &Job, exec: ExecutorOptions) -> Measured {
     let result = match job.chunk {
-        Some(chunk) => {
-            wator_steps(job, exec, chunk).map(|chunks| Measured { chunk_ms: chunks, ..Default::default() })
-        }
+        Some(chunk) => wator_steps(job, exec, chunk).map(|(chunk_ms, chunk_fragmentation)| Measured {
+            chunk_ms,
+            chunk_fragmentation,
+            ..Default::default()
+        }),
         None => run_app(job, exec).map(|(total, enumeration)| Measured {
             total_ms: Some(ms(total)),
             enum_ms: Some(ms(enumeration)),
@@ -251,12 +256,14 @@ fn wator_config(job: &Job) -> wator::Config {
 }
 
 /// Figure 12: Wa-Tor stepped from here, every step timed on its own (the driver's `run` only
-/// reports the whole run); the mean step time of each chunk of `chunk` steps.
-fn wator_steps(job: &Job, exec: ExecutorOptions, chunk: u32) -> anyhow::Result<Vec<f64>> {
+/// reports the whole run); the mean step time of each chunk of `chunk` steps, and in
+/// DynaSOAr's heap the fragmentation after each chunk (measured between steps, untimed; the
+/// statistics launch makes the next step list its classes anew).
+fn wator_steps(job: &Job, exec: ExecutorOptions, chunk: u32) -> anyhow::Result<(Vec<f64>, Vec<f64>)> {
     anyhow::ensure!(job.app == App::Wator, "per-step times are measured for wa-tor only");
     let (implementation, opts) = options(job, exec)?;
     let (sim, _setup) = wator::simulation(implementation, opts, &wator_config(job))?;
-    let mut chunks = Vec::new();
+    let (mut chunks, mut fragmentation) = (Vec::new(), Vec::new());
     let mut sum = Duration::ZERO;
     for step in 1..=job.steps {
         let ((), t) = sim.executor().time(|| sim.step())?;
@@ -266,9 +273,10 @@ fn wator_steps(job: &Job, exec: ExecutorOptions, chunk: u32) -> anyhow::Result<V
             let n = (step - 1) % chunk.max(1) + 1;
             chunks.push(ms(sum) / f64::from(n));
             sum = Duration::ZERO;
+            fragmentation.extend(sim.fragmentation()?);
         }
     }
-    Ok(chunks)
+    Ok((chunks, fragmentation))
 }
 
 /// Runs jobs in child processes of this binary.
@@ -359,6 +367,7 @@ impl Runner {
                 r.enum_ms = m.enum_ms;
                 r.note = m.note;
                 r.chunk_ms = m.chunk_ms;
+                r.chunk_fragmentation = m.chunk_fragmentation;
             }
             Ok(Outcome::Timeout) => {
                 r.status = Status::Timeout;
@@ -451,23 +460,39 @@ pub fn run(runner: &Runner, plan: &Plan, out: &Path, bar: &ProgressBar) -> anyho
             records.push(runner.record("fig12", &job));
             bar.inc(1);
         }
-        let series = records
-            .iter()
-            .map(|r| {
-                let at = |i: usize| ((i as u32 + 1) * plan.chunk).min(r.steps.unwrap_or(0)) as f64;
-                (r.allocator.clone(), r.chunk_ms.iter().enumerate().map(|(i, &t)| (at(i), t)).collect())
-            })
-            .collect();
-        let figure = Figure {
-            name: "fig12-wator-steps".into(),
-            title: format!("Wa-Tor time per step (mean of {} steps), {size} x {}", plan.chunk, size * 5 / 4),
-            x_label: "step",
-            y_label: "ms per step",
-            log_x: false,
-            log_y: true,
-            series,
+        let at = |r: &Record, i: usize| ((i as u32 + 1) * plan.chunk).min(r.steps.unwrap_or(0)) as f64;
+        let series = |values: fn(&Record) -> &Vec<f64>| {
+            records
+                .iter()
+                .filter(|r| !values(r).is_empty())
+                .map(|r| {
+                    (r.allocator.clone(), values(r).iter().enumerate().map(|(i, &v)| (at(r, i), v)).collect())
+                })
+                .collect()
         };
-        finish(out, "fig12", &records, vec![figure])?;
+        let title =
+            |what: &str| format!("Wa-Tor {what} (every {} steps), {size} x {}", plan.chunk, size * 5 / 4);
+        let figures = vec![
+            Figure {
+                name: "fig12-wator-steps".into(),
+                title: title("time per step"),
+                x_label: "step",
+                y_label: "ms per step",
+                log_x: false,
+                log_y: true,
+                series: series(|r| &r.chunk_ms),
+            },
+            Figure {
+                name: "fig12-wator-fragmentation".into(),
+                title: title("fragmentation of DynaSOAr's heap"),
+                x_label: "step",
+                y_label: "unused slots of allocated blocks",
+                log_x: false,
+                log_y: false,
+                series: series(|r| &r.chunk_fragmentation),
+            },
+        ];
+        finish(out, "fig12", &records, figures)?;
         all.extend(records);
     }
     Ok(all)

@@ -100,6 +100,10 @@ pub struct Record {
     /// Figure 12: mean time per step of each chunk of steps.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub chunk_ms: Vec<f64>,
+    /// Figure 12: DynaSOAr's fragmentation at the end of each chunk (unused slots of allocated
+    /// blocks, paper 7.3).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub chunk_fragmentation: Vec<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
 }
@@ -132,6 +136,7 @@ impl Record {
             enum_ms: None,
             heap_bytes: None,
             chunk_ms: Vec::new(),
+            chunk_fragmentation: Vec::new(),
             note: None,
         }
     }
@@ -145,7 +150,7 @@ impl Record {
     /// Column names of [`csv_row`](Self::csv_row).
     pub const CSV_HEADER: &'static str = "test,allocator,backend,mode,size,size_min,threads,status,failed,runs,\
         alloc_ms,free_ms,write_ms,range_bytes,requested_bytes,usable_fraction,rounds,corrupt,\
-        app,steps,total_ms,enum_ms,heap_bytes,chunk_ms,note";
+        app,steps,total_ms,enum_ms,heap_bytes,chunk_ms,chunk_fragmentation,note";
 
     /// The record as one CSV row (empty cells for what was not measured).
     pub fn csv_row(&self) -> String {
@@ -179,6 +184,7 @@ impl Record {
             opt(self.heap_bytes),
             // `;`-separated, so the list stays one cell.
             self.chunk_ms.iter().map(|t| format!("{t:.4}")).collect::<Vec<_>>().join(";"),
+            self.chunk_fragmentation.iter().map(|f| format!("{f:.4}")).collect::<Vec<_>>().join(";"),
             format!("\"{note}\""),
         ]
         .join(",")

@@ -80,6 +80,15 @@ fn quick_apps_on_the_cpu_write_every_figure() {
             !chunks.is_empty() && chunks.iter().all(|t| t.as_f64().is_some_and(|t| t > 0.0)),
             "{store}: {r}"
         );
+        // Fragmentation after every chunk in DynaSOAr's heap (a fraction), none elsewhere.
+        let fragmentation = r.get("chunk_fragmentation").and_then(|f| f.as_array());
+        if *store == "dynasoar" {
+            let f = fragmentation.unwrap_or_else(|| panic!("no fragmentation series: {r}"));
+            assert_eq!(f.len(), chunks.len(), "{r}");
+            assert!(f.iter().all(|f| f.as_f64().is_some_and(|f| (0.0..1.0).contains(&f))), "{r}");
+        } else {
+            assert!(fragmentation.is_none(), "{store}: {r}");
+        }
     }
 
     for file in ["fig10.csv", "fig10.json", "fig10-wa-tor.svg", "fig11.csv", "fig11-wa-tor.svg", "fig12.csv"]
@@ -87,6 +96,7 @@ fn quick_apps_on_the_cpu_write_every_figure() {
         assert!(out.join(file).is_file(), "{file} was not written");
     }
     assert!(out.join("fig12-wator-steps.svg").is_file() && out.join("apps-summary.txt").is_file());
+    assert!(out.join("fig12-wator-fragmentation.svg").is_file());
     let _ = std::fs::remove_dir_all(&out);
 }
 

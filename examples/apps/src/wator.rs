@@ -227,6 +227,11 @@ pub trait Simulation {
     fn objects(&self) -> anyhow::Result<Option<(u64, u64)>> {
         Ok(None)
     }
+    /// Fraction of the object slots of allocated blocks that hold no object (paper 7.3); DSL
+    /// version in DynaSOAr's heap only. Launches the heap's statistics kernel.
+    fn fragmentation(&self) -> anyhow::Result<Option<f64>> {
+        Ok(None)
+    }
 }
 
 // ----------------------------------------------------------------------------------------
@@ -327,6 +332,13 @@ impl Simulation for DslSim {
 
     fn take_enumeration(&self) -> anyhow::Result<Duration> {
         Ok(self.enumeration.take() + self.rt.take_timings()?.enumeration)
+    }
+
+    fn fragmentation(&self) -> anyhow::Result<Option<f64>> {
+        Ok(match self.rt.heap() {
+            Some(_) => Some(self.rt.stats()?.fragmentation()),
+            None => None,
+        })
     }
 
     fn objects(&self) -> anyhow::Result<Option<(u64, u64)>> {
