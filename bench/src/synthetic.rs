@@ -543,20 +543,19 @@ fn measure(bench: &Bench, test: Test, heap: &MallocHeap, point: &Point) -> anyho
             l.launch(bench_step::FREE, 0)?;
             bench.exec.synchronize()?;
             let requested = point.threads as u64 * point.size_max as u64;
-            let range = |s: &Stats| (s.max_end > s.min_addr).then(|| s.max_end - s.min_addr);
             let mut records = Vec::new();
             for (s, n) in [(first, 0), (rounds, wanted)] {
                 let mut r = r.clone();
                 r.rounds = Some(n);
                 r.requested_bytes = Some(requested);
-                r.range_bytes = range(&s);
+                r.range_bytes = (s.max_end > s.min_addr).then(|| s.max_end - s.min_addr);
                 conclude(&mut r, s.failed, s.corrupt, note.clone());
                 if n > 0 && done < wanted && r.status == Status::Ok {
                     r.status = Status::Timeout;
+                    let range = r.range_bytes.map_or("unknown".into(), |b| b.to_string());
                     r.note = Some(format!(
-                        "{done} of {wanted} rounds within the {} s limit (range then {:?} bytes)",
-                        bench.config.round_limit.as_secs(),
-                        r.range_bytes
+                        "{done} of {wanted} rounds within the {} s limit (range then {range} bytes)",
+                        bench.config.round_limit.as_secs()
                     ));
                     r.range_bytes = None;
                 }
