@@ -56,9 +56,10 @@ fn launchable(
     let host_fn = format_ident!("__dynasoar_kernel_{}_{}_{}", l.allocator, class, name);
     let entry_fn = format_ident!("__dynasoar_entry_{}_{}_{}", l.allocator, class, name);
     let arg_check = l.arg.as_ref().map(quote_check_plain);
+    // The method token of a `#[parallel]` method also carries its effects.
     let effects = match &l.kind {
-        Kind::Parallel { effects, .. } => effects_value(p, &l.allocator, effects),
-        Kind::New => quote!(#p::Effects::ANY),
+        Kind::Parallel { effects, .. } => Some(effects_value(p, &l.allocator, effects)),
+        Kind::New => None,
     };
 
     let (token_ty, export, run) = match l.kind {
@@ -90,17 +91,11 @@ fn launchable(
         Kind::Parallel { .. } => quote!(#p::parallel::DoParams<#arg_ty>),
         Kind::New => quote!(#p::parallel::NewParams<#arg_ty>),
     };
-    let token = match l.kind {
-        Kind::Parallel { .. } => quote! {
-            #(#docs)*
-            #[allow(non_upper_case_globals)]
-            #vis const #name: #token_ty = <#token_ty>::new(#p::Kernel::new(#export, #host_fn), #effects);
-        },
-        Kind::New => quote! {
-            #(#docs)*
-            #[allow(non_upper_case_globals)]
-            #vis const #name: #token_ty = <#token_ty>::new(#p::Kernel::new(#export, #host_fn));
-        },
+    let effects_arg = effects.as_ref().map(|e| quote!(, #e));
+    let token = quote! {
+        #(#docs)*
+        #[allow(non_upper_case_globals)]
+        #vis const #name: #token_ty = <#token_ty>::new(#p::Kernel::new(#export, #host_fn) #effects_arg);
     };
     let assoc = quote! {
         #body_fn
