@@ -180,7 +180,7 @@ impl Heap<'_> {
     /// [`free`](Self::free) without a class at hand (divides by the run-time block size).
     #[inline]
     pub fn free_untyped(&self, handle: RawHandle) {
-        self.free_with_block_bytes(handle, self.config().block_bytes)
+        self.free_with_block_bytes(handle, self.block_bytes())
     }
 
     #[inline(always)]
@@ -276,27 +276,29 @@ fn reserve_slots<C: ClassSpec, S: BlockStore, const LOSSES: u32>(
         };
         let index = match found {
             Some(index) => index,
-            // Enough blocks are being opened already (an allocation spike): wait for them to
-            // become active rather than open yet another, so that a spike of thousands of warps
-            // leaves fewer barely used blocks behind. Only a load: a read-modify-write gate
-            // here (a semaphore) made a million starving threads hammer one address and stall
-            // on an H200. The bound is soft: leaders arriving together may all pass it.
-            None if store.initializing().load() >= MAX_BLOCKS_OPENING => {
-                backoff.snooze();
-                arch::fence();
-                *seed = next_seed(*seed);
-                continue;
-            }
             None => {
+                // Both loads before either test, so that their round trips overlap.
+                let (opening, free) = (store.initializing().load(), store.free_count().load());
+                // Enough blocks are being opened already (an allocation spike): wait for them
+                // to become active rather than open yet another, so that a spike of thousands of
+                // warps leaves fewer barely used blocks behind. Only a load: a read-modify-write
+                // gate here (a semaphore) made a million starving threads hammer one address and
+                // stall on an H200. The bound is soft: leaders arriving together may all pass it.
+                if opening >= MAX_BLOCKS_OPENING {
+                    backoff.snooze();
+                    arch::fence();
+                    *seed = next_seed(*seed);
+                    continue;
+                }
                 // With no block left to open (out of memory, or all being reused), starving
                 // threads only read the free count: claiming it would make them all hammer it.
-                let opened = if store.free_count().load() as i64 > 0 {
-                    initialize_free_block::<C, S>(store, *seed)
-                } else {
-                    None
-                };
+                let opened =
+                    if free as i64 > 0 { initialize_free_block::<C, S>(store, wanted, *seed) } else { None };
                 match opened {
-                    Some(index) => index,
+                    Some((index, slots)) => {
+                        store.class_changed(C::TYPE_ID);
+                        return Some((store.block_addr(index), slots));
+                    }
                     None => {
                         // Blocks claimed by others but not yet active will take allocations
                         // soon; only rounds with none in flight count towards out of memory.
@@ -350,10 +352,20 @@ fn reserve_slots<C: ClassSpec, S: BlockStore, const LOSSES: u32>(
     }
 }
 
-/// Take a free block and make it an active block of class `C` (Alg. 1, lines 4-7). `None`
-/// when no block is free.
+/// Take a free block, make it a block of class `C` holding `wanted` slots (or all it has) for
+/// the caller, and publish it as active if slots are left (Alg. 1, lines 4-7). Returns the
+/// block's index and the caller's slots; `None` when no block is free.
+///
+/// The caller's slots are set in the same write that resets the block's bitmap, so the opener
+/// skips the reservation (a load and an atomic) and its type check (a fence and a load) that
+/// the paper's loop makes it do after opening: no one else can reach the block before it is
+/// published.
 #[inline]
-fn initialize_free_block<C: ClassSpec, S: BlockStore>(store: &S, seed: u64) -> Option<u64> {
+fn initialize_free_block<C: ClassSpec, S: BlockStore>(
+    store: &S,
+    wanted: u32,
+    seed: u64,
+) -> Option<(u64, u64)> {
     // Claim a block from the count first: then the bitmap search below must succeed. One
     // `fetch_sub`, undone on failure, rather than a CAS loop: leaders opening blocks all hit
     // this counter, and CAS attempts would serialise them one round trip each (that capped
@@ -387,13 +399,18 @@ fn initialize_free_block<C: ClassSpec, S: BlockStore>(store: &S, seed: u64) -> O
     // history is one chain that each thread's `before` value places it in (a plain store may
     // race with a late, failing reservation of the block's previous life; loom also mis-models
     // that race, tokio-rs/loom#254).
-    block.alloc.swap(preset_mask(C::OBJECTS_PER_BLOCK));
+    let preset = preset_mask(C::OBJECTS_PER_BLOCK);
+    // The lowest `wanted` slots: a fresh block's free slots are the low ones.
+    let slots = !preset & if wanted >= 64 { u64::MAX } else { (1u64 << wanted) - 1 };
+    block.alloc.swap(preset | slots);
     store.allocated(C::TYPE_ID).set(index);
-    store.active(C::TYPE_ID).set(index);
+    if preset | slots != u64::MAX {
+        store.active(C::TYPE_ID).set(index);
+    }
     // Release: whoever sees this block no longer initialising also sees it active.
     arch::fence();
     store.initializing().fetch_sub(1);
-    Some(index)
+    Some((index, slots))
 }
 
 /// Free `slot` of block `index` of class `type_id` (Alg. 2), updating the block bitmaps.
