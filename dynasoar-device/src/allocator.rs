@@ -180,7 +180,7 @@ impl Heap<'_> {
     /// [`free`](Self::free) without a class at hand (divides by the run-time block size).
     #[inline]
     pub fn free_untyped(&self, handle: RawHandle) {
-        self.free_with_block_bytes(handle, self.block_bytes())
+        self.free_with_block_bytes(handle, self.config().block_bytes)
     }
 
     #[inline(always)]

@@ -90,16 +90,9 @@ impl BitmapGeometry {
 }
 
 /// A view of a hierarchical bitmap in memory shared by all threads.
-///
-/// The view holds the bitmap's size, not a reference to its [`BitmapGeometry`]: where each
-/// level starts follows from the size with a few shifts, and device code must not reload a
-/// geometry from memory at every level of every search (after each fence, which invalidates
-/// the L1, every such load was a round trip to L2 on an H200: 2 of the 6 round trips of a
-/// 3-level search).
 #[derive(Clone, Copy)]
 pub struct Bitmap<'a> {
-    bits: u64,
-    levels: u32,
+    geometry: &'a BitmapGeometry,
     containers: *const Atomic64,
     _memory: PhantomData<&'a [Atomic64]>,
 }
@@ -111,14 +104,9 @@ unsafe impl Sync for Bitmap<'_> {}
 
 impl<'a> Bitmap<'a> {
     /// A bitmap over `containers` (which must hold `geometry.containers` containers).
-    pub fn new(geometry: &BitmapGeometry, containers: &'a [Atomic64]) -> Self {
+    pub fn new(geometry: &'a BitmapGeometry, containers: &'a [Atomic64]) -> Self {
         assert!(containers.len() as u64 >= geometry.containers, "bitmap storage too small");
-        Bitmap {
-            bits: geometry.bits,
-            levels: geometry.levels,
-            containers: containers.as_ptr(),
-            _memory: PhantomData,
-        }
+        Bitmap { geometry, containers: containers.as_ptr(), _memory: PhantomData }
     }
 
     /// A bitmap over the containers at `containers`.
@@ -127,64 +115,29 @@ impl<'a> Bitmap<'a> {
     /// `containers` must point to `geometry.containers` containers valid for `'a` and accessed
     /// only atomically.
     #[inline(always)]
-    pub unsafe fn from_raw(geometry: &BitmapGeometry, containers: *const Atomic64) -> Self {
-        // SAFETY: the caller's guarantee.
-        unsafe { Self::from_raw_parts(geometry.bits, geometry.levels, containers) }
+    pub unsafe fn from_raw(geometry: &'a BitmapGeometry, containers: *const Atomic64) -> Self {
+        Bitmap { geometry, containers, _memory: PhantomData }
     }
 
-    /// A bitmap of `bits` bits in `levels` levels (as [`BitmapGeometry::new`] computes them)
-    /// over the containers at `containers`.
-    ///
-    /// # Safety
-    /// As for [`from_raw`](Self::from_raw), with `levels` the level count of `bits` bits.
-    #[inline(always)]
-    pub unsafe fn from_raw_parts(bits: u64, levels: u32, containers: *const Atomic64) -> Self {
-        debug_assert!(BitmapGeometry::new(bits).is_some_and(|g| g.levels == levels));
-        Bitmap { bits, levels, containers, _memory: PhantomData }
+    pub fn geometry(&self) -> &'a BitmapGeometry {
+        self.geometry
     }
 
     /// Number of bits.
-    #[inline(always)]
     pub fn len(&self) -> u64 {
-        self.bits
+        self.geometry.bits
     }
 
     pub fn is_empty(&self) -> bool {
-        self.bits == 0
+        self.geometry.bits == 0
     }
 
-    /// Number of levels.
-    #[inline(always)]
-    pub fn levels(&self) -> u32 {
-        self.levels
-    }
-
-    /// Number of containers of `level`: the bits divided by `64^(level + 1)`, rounded up
-    /// (nested roundings up of divisions equal one).
-    #[inline(always)]
-    pub fn level_len(&self, level: u32) -> u64 {
-        ((self.bits - 1) >> (6 * (level + 1))) + 1
-    }
-
-    /// Index of the first container of `level`: the containers of the levels below.
-    #[inline(always)]
-    fn level_start(&self, level: u32) -> u64 {
-        let mut start = 0;
-        for below in 0..level {
-            start += self.level_len(below);
-        }
-        start
-    }
-
-    /// Container `index` of `level` (`level < levels`, `index < level_len(level)`: every
-    /// caller derives both from the size or from a position below `bits`).
+    /// Container `index` of `level` (`level < levels`, `index < len(level)`: every caller
+    /// derives both from the geometry or from a position below `bits`).
     #[inline(always)]
     pub fn container(&self, level: u32, index: u64) -> &'a Atomic64 {
-        debug_assert!(
-            level < self.levels && index < self.level_len(level),
-            "container {index} of level {level}"
-        );
-        let at = self.level_start(level) + index;
+        debug_assert!(index < self.geometry.len(level), "container {index} of level {level}");
+        let at = self.geometry.start(level) + index;
         // SAFETY: `at < containers` for a valid (level, index), see above; the storage is
         // valid for `'a` (constructors).
         unsafe { &*self.containers.add(at as usize) }
@@ -213,7 +166,7 @@ impl<'a> Bitmap<'a> {
     #[inline]
     fn set_from_level(&self, first: u32, pos: u64) {
         let mut pos = pos;
-        for level in first..self.levels {
+        for level in first..self.geometry.levels {
             let container = self.container(level, pos / 64);
             let mask = 1u64 << (pos % 64);
             let mut backoff = Backoff::new();
@@ -262,7 +215,7 @@ impl<'a> Bitmap<'a> {
     #[inline]
     pub fn clear_in_level_above(&self, level: u32, index: u64) {
         let mut pos = index;
-        for level in level + 1..self.levels {
+        for level in level + 1..self.geometry.levels {
             let container = self.container(level, pos / 64);
             let mask = 1u64 << (pos % 64);
             let mut backoff = Backoff::new();
@@ -286,7 +239,7 @@ impl<'a> Bitmap<'a> {
     #[inline]
     pub fn try_find_set(&self, seed: u64) -> Option<u64> {
         let mut index = 0u64;
-        let mut level = self.levels;
+        let mut level = self.geometry.levels;
         while level > 0 {
             level -= 1;
             let bits = self.container(level, index).load();
@@ -294,7 +247,7 @@ impl<'a> Bitmap<'a> {
             let bit = rotate_find(bits, rotation)?;
             index = index * 64 + bit as u64;
         }
-        (index < self.bits).then_some(index)
+        (index < self.geometry.bits).then_some(index)
     }
 
     /// Find and clear some set bit (paper's `clear()`), retrying with new seeds; `None` after
@@ -319,6 +272,7 @@ impl<'a> Bitmap<'a> {
     /// level above (Alg. 5 in one thread). Bits that change meanwhile may or may not be seen.
     #[inline]
     pub fn for_each_set(&self, mut f: impl FnMut(u64)) {
+        let g = self.geometry;
         let visit = |index: u64, f: &mut dyn FnMut(u64)| {
             let mut bits = self.container(0, index).load();
             while bits != 0 {
@@ -327,11 +281,11 @@ impl<'a> Bitmap<'a> {
                 f(index * 64 + bit);
             }
         };
-        if self.levels == 1 {
+        if g.levels == 1 {
             visit(0, &mut f);
             return;
         }
-        for upper in 0..self.level_len(1) {
+        for upper in 0..g.len(1) {
             let mut nonempty = self.container(1, upper).load();
             while nonempty != 0 {
                 let index = upper * 64 + nonempty.trailing_zeros() as u64;
@@ -343,14 +297,14 @@ impl<'a> Bitmap<'a> {
 
     /// Number of set bits (level 0 only; meaningful when no operation is in flight).
     pub fn count_ones(&self) -> u64 {
-        (0..self.level_len(0)).map(|i| self.container(0, i).load().count_ones() as u64).sum()
+        (0..self.geometry.len(0)).map(|i| self.container(0, i).load().count_ones() as u64).sum()
     }
 
     /// Check that every level is consistent with the one below (after all operations finished):
     /// `Err((level, index))` names the first container whose bit disagrees.
     pub fn check_consistent(&self) -> Result<(), (u32, u64)> {
-        for level in 1..self.levels {
-            for index in 0..self.level_len(level - 1) {
+        for level in 1..self.geometry.levels {
+            for index in 0..self.geometry.level_len[level as usize - 1] {
                 let below = self.container(level - 1, index).load() != 0;
                 let bit = self.container(level, index / 64).load() & (1 << (index % 64)) != 0;
                 if below != bit {
@@ -358,7 +312,7 @@ impl<'a> Bitmap<'a> {
                 }
             }
             // Bits beyond the containers of the level below are never set.
-            let len = self.level_len(level - 1);
+            let len = self.geometry.level_len[level as usize - 1];
             let last = self.container(level, (len - 1) / 64).load();
             let used = len - (len - 1) / 64 * 64;
             if used < 64 && last >> used != 0 {
@@ -422,22 +376,6 @@ mod tests {
         assert_eq!(g.level_len[..4], [4097, 65, 2, 1]);
         assert_eq!(g.level_start[..4], [0, 4097, 4162, 4164]);
         assert!(BitmapGeometry::new(0).is_none());
-    }
-
-    #[test]
-    fn views_compute_the_geometry_they_do_not_store() {
-        for bits in
-            [1, 2, 63, 64, 65, 4095, 4096, 4097, 262_143, 262_144, 262_145, 1 << 30, (1 << 36) - 1, 1 << 36]
-        {
-            let g = BitmapGeometry::new(bits).unwrap();
-            // SAFETY: the view is only asked for its shape; no container is accessed.
-            let b = unsafe { Bitmap::from_raw(&g, core::ptr::null()) };
-            assert_eq!(b.levels(), g.levels, "{bits}");
-            for level in 0..g.levels {
-                assert_eq!(b.level_len(level), g.level_len[level as usize], "{bits} level {level}");
-                assert_eq!(b.level_start(level), g.level_start[level as usize], "{bits} level {level}");
-            }
-        }
     }
 
     #[test]

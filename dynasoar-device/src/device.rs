@@ -6,7 +6,7 @@ use crate::aos::{self, AosHeader, AosStore};
 use crate::block::preset_mask;
 use crate::class::{AllocatorSpec, Class, Concrete, MemberOf, Registered};
 use crate::handle::RawHandle;
-use crate::heap::{Heap, HeapHeader, HeapShape};
+use crate::heap::{Heap, HeapHeader};
 use crate::kernel::DevPtr;
 use crate::object::{Obj, View};
 
@@ -46,8 +46,6 @@ pub const fn class_mask<T: MemberOf<A>, A>() -> u64 {
 /// A heap of allocator `A`, as device code uses it (passed to every `#[parallel]` method).
 pub struct Device<A> {
     heap: DevPtr<HeapHeader>,
-    /// The SOA heap's shape, read once per launch (see [`HeapShape`]); unused for a store.
-    shape: HeapShape,
     /// What this context may create and free (see [`Effects`]); a launch of a method that
     /// declared its effects gets a context limited to them.
     effects: Effects,
@@ -69,14 +67,7 @@ impl<A: AllocatorSpec> Device<A> {
     #[doc(hidden)]
     #[inline(always)]
     pub unsafe fn from_heap(heap: DevPtr<HeapHeader>) -> Self {
-        let shape = if aos::is_store(heap.addr()) {
-            HeapShape::default()
-        } else {
-            // SAFETY: the caller's guarantee; it is a heap, not a store. (In a launch that
-            // never allocates or frees, the loads are dead code.)
-            HeapShape::of(unsafe { &(*heap.as_ptr()).config })
-        };
-        Device { heap, shape, effects: Effects::ANY, _alloc: PhantomData }
+        Device { heap, effects: Effects::ANY, _alloc: PhantomData }
     }
 
     /// This context, allowed to create and free only what `effects` says: anything else
@@ -114,8 +105,8 @@ impl<A: AllocatorSpec> Device<A> {
 
     #[inline(always)]
     pub(crate) fn heap(&self) -> Heap<'_> {
-        // SAFETY: `from_heap`'s contract, and `shape` was read from this heap there.
-        unsafe { Heap::with_shape(self.heap.as_ptr(), self.shape) }
+        // SAFETY: `from_heap`'s contract.
+        unsafe { Heap::from_ptr(self.heap.as_ptr()) }
     }
 
     /// Create an object of class `T` holding `value`. `None` if the heap is out of memory (the

@@ -91,6 +91,7 @@ pub fn heap_enumerate(p: EnumerateParams) {
     let heap = unsafe { Heap::from_ptr(p.heap.as_ptr()) };
     let class = p.class as u8;
     let allocated = heap.allocated(class);
+    let geometry = allocated.geometry();
     let counters = heap.enum_counters(class);
     let parity = (p.parity & 1) as usize;
     let changed = heap.enum_changed(class);
@@ -110,7 +111,7 @@ pub fn heap_enumerate(p: EnumerateParams) {
     let list = heap.enum_list(class);
     let snapshots = heap.enum_snapshots(class);
     // 32-bit: a heap has fewer than 2^31 blocks (`MAX_BLOCKS`).
-    let blocks = allocated.len() as u32;
+    let blocks = geometry.bits as u32;
     let stride = arch::global_thread_count() as u32;
     let mut index = arch::global_thread_id() as u32;
     while index < blocks {

@@ -239,46 +239,10 @@ impl HeapConfig {
     }
 }
 
-/// The parts of a heap's configuration that allocation, free and enumeration need on every
-/// call, copied out of the header once.
-///
-/// Device code reads them into registers when it makes a [`Heap`] view (a kernel: once per
-/// thread; a [`Device`](crate::Device): once per launch), not from the header at each use:
-/// every fence of the allocator invalidates the L1, and on an H200 each such reload was then
-/// a round trip to L2 in the middle of an allocation.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct HeapShape {
-    /// Address of block 0.
-    blocks: u64,
-    block_bytes: u64,
-    /// Address of the first bitmap, and the bytes from one bitmap to the next.
-    bitmaps: u64,
-    bitmap_bytes: u64,
-    /// Bits (= blocks) and levels of every bitmap of the heap.
-    bits: u64,
-    levels: u32,
-}
-
-impl HeapShape {
-    /// The shape of the heap configured by `config`.
-    #[inline(always)]
-    pub fn of(config: &HeapConfig) -> Self {
-        HeapShape {
-            blocks: config.blocks,
-            block_bytes: config.block_bytes,
-            bitmaps: config.bitmaps,
-            bitmap_bytes: config.bitmap_stride * 8,
-            bits: config.geometry.bits,
-            levels: config.geometry.levels,
-        }
-    }
-}
-
 /// Device-side view of a heap.
 #[derive(Clone, Copy)]
 pub struct Heap<'a> {
     header: &'a HeapHeader,
-    shape: HeapShape,
 }
 
 impl<'a> Heap<'a> {
@@ -290,19 +254,7 @@ impl<'a> Heap<'a> {
     #[inline(always)]
     pub unsafe fn from_ptr(header: *const HeapHeader) -> Self {
         // SAFETY: guaranteed by the caller.
-        let header = unsafe { &*header };
-        Heap { header, shape: HeapShape::of(&header.config) }
-    }
-
-    /// The heap whose header is at `header` and whose shape was read before.
-    ///
-    /// # Safety
-    /// As for [`from_ptr`](Self::from_ptr), and `shape` is `HeapShape::of` that header's
-    /// configuration.
-    #[inline(always)]
-    pub unsafe fn with_shape(header: *const HeapHeader, shape: HeapShape) -> Self {
-        // SAFETY: guaranteed by the caller.
-        Heap { header: unsafe { &*header }, shape }
+        Heap { header: unsafe { &*header } }
     }
 
     #[inline(always)]
@@ -317,11 +269,11 @@ impl<'a> Heap<'a> {
 
     #[inline(always)]
     fn bitmap(&self, index: u64) -> Bitmap<'a> {
-        let s = &self.shape;
-        let start = s.bitmaps + index * s.bitmap_bytes;
+        let c = self.config();
+        let start = c.bitmaps + index * c.bitmap_stride * 8;
         // SAFETY: bitmap `index` lies within the heap (see `HeapPlan`), holds `bitmap_stride`
-        // containers of a bitmap of `bits` bits, and is accessed only atomically.
-        unsafe { Bitmap::from_raw_parts(s.bits, s.levels, start as usize as *const Atomic64) }
+        // containers, and is accessed only atomically.
+        unsafe { Bitmap::from_raw(&c.geometry, start as usize as *const Atomic64) }
     }
 
     /// Objects per block of `class` (ids are below 64; the mask keeps the lookup unchecked).
@@ -351,20 +303,14 @@ impl<'a> Heap<'a> {
     /// Address of block `index`.
     #[inline(always)]
     pub fn block_addr(&self, index: u64) -> u64 {
-        self.shape.blocks + index * self.shape.block_bytes
+        self.config().blocks + index * self.config().block_bytes
     }
 
     /// Address of block 0 and the bytes of a block (below 2^32, see `HeapPlan`), for loops that
     /// compute block addresses and should not reload the header meanwhile.
     #[inline(always)]
     pub fn block_geometry(&self) -> (u64, u32) {
-        (self.shape.blocks, self.shape.block_bytes as u32)
-    }
-
-    /// Bytes of a block.
-    #[inline(always)]
-    pub fn block_bytes(&self) -> u64 {
-        self.shape.block_bytes
+        (self.config().blocks, self.config().block_bytes as u32)
     }
 
     /// Header of block `index`.
@@ -377,7 +323,7 @@ impl<'a> Heap<'a> {
     /// the caller's class, so the division compiles to a multiplication).
     #[inline(always)]
     pub fn block_index(&self, addr: u64, block_bytes: u64) -> u64 {
-        (addr - self.shape.blocks) / block_bytes
+        (addr - self.config().blocks) / block_bytes
     }
 
     /// The two enumeration counters of `class`.
