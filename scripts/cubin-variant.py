@@ -18,15 +18,11 @@ import re
 import subprocess
 import sys
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from ptx_digest import fnv1a  # noqa: E402  (the runtime's cubin name, shared with the shell scripts)
+
 DEFAULT_PTX = "target/dynasoar-ptx/dynasoar-models/nvptx64-nvidia-cuda/release/deps/dynasoar_models.s"
 DEFAULT_PTXAS = ".tools/ptxas/nvidia/cu13/bin/ptxas"
-
-
-def fnv1a(data: bytes) -> int:
-    h = 0xCBF29CE484222325
-    for b in data:
-        h = ((h ^ b) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
-    return h
 
 
 def recap(ptx: str, caps: list[tuple[str, int]]) -> tuple[str, list[str]]:

@@ -57,7 +57,7 @@ PTXAS=${PTXAS:-.tools/ptxas/nvidia/cu13/bin/ptxas}
 if [[ -x $PTXAS ]]; then
   echo "== assembling cubins for sm_90" >&2
   for ptx in target/dynasoar-ptx/*/nvptx64-nvidia-cuda/release/deps/*.s; do
-    digest=$(python3 scripts/ptx-digest.py "$ptx")
+    digest=$(python3 scripts/ptx_digest.py "$ptx")
     # The runtime compiles the AOS build as relocatable code and the others as one program
     # (host backend/cuda_link.rs says why); the cubins match, the runtime tells them apart.
     reloc=(); [[ $ptx == *-aos/* ]] && reloc=(-c)

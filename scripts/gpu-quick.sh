@@ -17,7 +17,7 @@ cargo build --release -p dynasoar-examples "${args[@]}" >&2
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/bin" "$work/cubin"
 ptx=$(ls target/dynasoar-ptx/dynasoar-models/nvptx64-nvidia-cuda/release/deps/*.s)
-digest=$(python3 scripts/ptx-digest.py "$ptx")
+digest=$(python3 scripts/ptx_digest.py "$ptx")
 "$PTXAS" -arch=sm_90 -O3 "$ptx" -o "$work/cubin/$digest.sm_90.cubin"
 for b in "$@"; do strip -o "$work/bin/$b" "target/release/$b"; done
 mkdir -p gpu-bundle/extra/quick
