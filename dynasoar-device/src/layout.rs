@@ -5,11 +5,11 @@
 //! first): field `F` has byte offset `offset_F`, aligned for its type, and the object has size
 //! `S`. In a block holding `N` objects, field `F`'s SOA array starts `N * offset_F` bytes into
 //! the data segment; since `offset_F` is a multiple of `F`'s alignment and the data segment is
-//! 64-byte aligned, every array is aligned, whatever `N` is. The smallest class gets 64 objects
+//! 128-byte aligned (a cache line), every array is aligned, whatever `N` is. The smallest class gets 64 objects
 //! per block, which fixes the data segment at `64 * S_min` bytes; a class of size `S` gets
 //! `floor(64 * S_min / S)` objects.
 
-use crate::block::HEADER_BYTES;
+use crate::block::{BLOCK_ALIGN, DATA_OFFSET};
 
 /// Size a class counts with: an empty class still takes one byte per object.
 pub const fn effective_size(size: usize) -> u64 {
@@ -35,9 +35,10 @@ pub const fn data_segment_bytes(smallest: u64) -> u64 {
     64 * smallest
 }
 
-/// Bytes of every block: header plus data segment, rounded up to 64 so blocks stay aligned.
+/// Bytes of every block: header (padded to [`DATA_OFFSET`]) plus data segment, rounded up to
+/// [`BLOCK_ALIGN`] so that every block's data segment starts on a cache line.
 pub const fn block_bytes(smallest: u64) -> u64 {
-    (HEADER_BYTES + data_segment_bytes(smallest)).div_ceil(64) * 64
+    (DATA_OFFSET + data_segment_bytes(smallest)).div_ceil(BLOCK_ALIGN) * BLOCK_ALIGN
 }
 
 /// Objects per block of a class of `size` bytes in a heap whose smallest class has `smallest`.
@@ -61,7 +62,7 @@ mod tests {
         let sizes = [8usize, 16, 40, 512];
         let s = smallest_size(&sizes);
         assert_eq!(s, 8);
-        assert_eq!(block_bytes(s), 64 + 512);
+        assert_eq!(block_bytes(s), 128 + 512);
         assert_eq!(objects_per_block(8, s), 64);
         assert_eq!(objects_per_block(16, s), 32);
         assert_eq!(objects_per_block(40, s), 12);
@@ -77,7 +78,11 @@ mod tests {
                 assert!(n >= 1 && n * size as u64 <= data_segment_bytes(smallest));
             }
         }
-        assert_eq!(block_bytes(1) % 64, 0);
+        for smallest in [1u64, 3, 4, 12, 97] {
+            let bytes = block_bytes(smallest);
+            assert_eq!(bytes % 128, 0);
+            assert!(bytes >= DATA_OFFSET + data_segment_bytes(smallest));
+        }
         assert_eq!(objects_per_block(0, 1), 64);
     }
 }

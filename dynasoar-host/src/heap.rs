@@ -207,6 +207,9 @@ fn plan_error(e: PlanError) -> Error {
         PlanError::AddressTooHigh(a) => {
             format!("heap ends at {a:#x}, above the 2^48 limit of object handles")
         }
+        PlanError::BadBlockBytes(b) => {
+            format!("blocks of {b} bytes; a block is a multiple of 128 bytes, at least 256 (use layout::block_bytes)")
+        }
         PlanError::BlockTooLarge(b) => {
             format!(
                 "blocks of {b} bytes, above the 4 GiB a do-all can address; make the largest class smaller"

@@ -15,7 +15,7 @@ pub mod kernels;
 
 use crate::arch::atomic::{Atomic32, Atomic64};
 use crate::bitmap::{Bitmap, BitmapGeometry};
-use crate::block::BlockHeader;
+use crate::block::{BLOCK_ALIGN, BlockHeader, DATA_OFFSET};
 use crate::handle::ADDRESS_LIMIT;
 
 /// Classes a heap can hold.
@@ -134,6 +134,9 @@ pub enum PlanError {
     AddressTooHigh(u64),
     /// A block of this many bytes does not fit the 32-bit arithmetic of the do-all loops.
     BlockTooLarge(u64),
+    /// Blocks must be a multiple of [`BLOCK_ALIGN`] bytes with room for the header
+    /// ([`layout::block_bytes`](crate::layout::block_bytes) computes them so).
+    BadBlockBytes(u64),
 }
 
 /// Most blocks of a heap: the do-all loops count blocks in 32 bits (with room to step past the
@@ -170,6 +173,9 @@ impl HeapPlan {
         }
         if block_bytes > u32::MAX as u64 {
             return Err(PlanError::BlockTooLarge(block_bytes));
+        }
+        if block_bytes <= DATA_OFFSET || !block_bytes.is_multiple_of(BLOCK_ALIGN) {
+            return Err(PlanError::BadBlockBytes(block_bytes));
         }
         let header = align_up(core::mem::size_of::<HeapHeader>() as u64, 256);
         let bitmaps = 1 + 2 * classes as u64;
@@ -395,7 +401,7 @@ mod tests {
     #[test]
     fn plan_fits_the_requested_size() {
         for heap_bytes in [64 << 10, 1 << 20, 100 << 20, 1 << 30] {
-            let plan = HeapPlan::new(0x1000_0000, heap_bytes, 576, &[64, 32, 12]).unwrap();
+            let plan = HeapPlan::new(0x1000_0000, heap_bytes, 640, &[64, 32, 12]).unwrap();
             let c = plan.config;
             assert!(c.total_bytes <= heap_bytes, "{heap_bytes}");
             // Most of it is blocks: metadata is about 12 bytes per block and class (enumeration
@@ -411,9 +417,12 @@ mod tests {
 
     #[test]
     fn plan_rejects_bad_input() {
-        assert!(matches!(HeapPlan::new(0, 100, 576, &[64]), Err(PlanError::TooSmall { .. })));
-        assert!(matches!(HeapPlan::new(0, 1 << 20, 576, &[]), Err(PlanError::TooManyClasses(0))));
-        assert!(matches!(HeapPlan::new(0, 1 << 20, 576, &[65]), Err(PlanError::BadClass { .. })));
-        assert!(matches!(HeapPlan::new(1 << 48, 1 << 20, 576, &[64]), Err(PlanError::AddressTooHigh(_))));
+        assert!(matches!(HeapPlan::new(0, 100, 640, &[64]), Err(PlanError::TooSmall { .. })));
+        assert!(matches!(HeapPlan::new(0, 1 << 20, 640, &[]), Err(PlanError::TooManyClasses(0))));
+        assert!(matches!(HeapPlan::new(0, 1 << 20, 640, &[65]), Err(PlanError::BadClass { .. })));
+        assert!(matches!(HeapPlan::new(1 << 48, 1 << 20, 640, &[64]), Err(PlanError::AddressTooHigh(_))));
+        for bad in [576, 128, 0] {
+            assert_eq!(HeapPlan::new(0, 1 << 20, bad, &[64]), Err(PlanError::BadBlockBytes(bad)));
+        }
     }
 }
