@@ -12,3 +12,7 @@ pub const TABLE_FULL: u32 = 1 << 3;
 /// A `#[parallel]` method created or freed an object of a class its `creates(..)`/`frees(..)`
 /// declaration leaves out; the object was not created (or not freed).
 pub const UNDECLARED_CHANGE: u32 = 1 << 4;
+/// A do-all or gather kernel was launched with a grid whose thread count is not a multiple of
+/// the class's objects per block; it visited no object. (`Runtime` never does this; a launch of
+/// a method's kernel by hand can.)
+pub const BAD_GRID: u32 = 1 << 5;

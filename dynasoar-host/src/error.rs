@@ -86,6 +86,15 @@ pub enum Error {
          the class to the declaration, or remove the declaration to allow every class"
     )]
     UndeclaredChange { kernels: KernelNames },
+
+    /// A method's kernel was launched by hand with a grid that `parallel_do` would not use (its
+    /// thread count must be a multiple of the class's objects per block). It did nothing.
+    #[error(
+        "kernel {kernels} was launched with a grid whose thread count is not a multiple of its \
+         class's objects per block, and visited no object; launch methods with \
+         Runtime::parallel_do, which sizes their grids"
+    )]
+    BadGrid { kernels: KernelNames },
 }
 
 /// The kernel(s) that may have caused a failure: the one launched, or, when launches are not

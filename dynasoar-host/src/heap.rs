@@ -137,6 +137,9 @@ impl DeviceHeap {
         };
         exec.write_bytes(&self.buffer, STATE_OFFSET as usize, bytes)?;
         let kernels = KernelNames(kernels.to_vec());
+        if state.errors & errors::BAD_GRID != 0 {
+            return Err(Error::BadGrid { kernels });
+        }
         if state.errors & errors::UNDECLARED_CHANGE != 0 {
             return Err(Error::UndeclaredChange { kernels });
         }
@@ -208,7 +211,9 @@ fn plan_error(e: PlanError) -> Error {
             format!("heap ends at {a:#x}, above the 2^48 limit of object handles")
         }
         PlanError::BadBlockBytes(b) => {
-            format!("blocks of {b} bytes; a block is a multiple of 128 bytes, at least 256 (use layout::block_bytes)")
+            format!(
+                "blocks of {b} bytes; a block is a multiple of 128 bytes, at least 256 (use layout::block_bytes)"
+            )
         }
         PlanError::BlockTooLarge(b) => {
             format!(

@@ -9,7 +9,7 @@ use std::time::Duration;
 use dynasoar_device::class::MemberOf;
 use dynasoar_device::heap::{HeapHeader, MAX_CLASSES};
 use dynasoar_device::malloc::MallocKind;
-use dynasoar_device::parallel::{DoParams, GatherParams, NewParams};
+use dynasoar_device::parallel::{DoParams, GatherParams, NewParams, do_all_block_threads};
 use dynasoar_device::{
     AllocatorSpec, ClassInfo, Concrete, DevPtr, Handle, ParallelMethod, ParallelNew, Plain, RawHandle,
 };
@@ -516,7 +516,6 @@ impl<A: AllocatorSpec> Runtime<A> {
         Arg: Plain,
     {
         let kernel = method.kernel();
-        let grid = self.exec.wave_grid(kernel, THREADS)?;
         if let Store::Aos(store) = &self.store {
             self.timed(Phase::Enumerate("AOS lists"), false, || store.compact(&self.exec))?;
         }
@@ -542,6 +541,7 @@ impl<A: AllocatorSpec> Runtime<A> {
                 }
                 (Store::Aos(_), _) => 0,
             };
+            let grid = self.do_all_grid(kernel, class)?;
             let params = DoParams {
                 heap: self.store.ptr(),
                 class: id as u32,
@@ -561,6 +561,17 @@ impl<A: AllocatorSpec> Runtime<A> {
         }
         drop(listings);
         self.launched(&[kernel.name()])
+    }
+
+    /// Whole waves of `kernel`, a do-all or gather over `class`, in blocks of a multiple of its
+    /// objects per block, so that each thread keeps one slot for the whole loop (see
+    /// `for_each_listed` in the device crate). The AOS store's loop takes any grid.
+    fn do_all_grid<P: Plain>(&self, kernel: &dynasoar_device::Kernel<P>, class: &ClassInfo) -> Result<Grid> {
+        let threads = match self.store {
+            Store::Soa(_) => do_all_block_threads(class.objects_per_block, THREADS),
+            Store::Aos(_) => THREADS,
+        };
+        self.exec.wave_grid(kernel, threads)
     }
 
     /// Create `count` objects of class `T`, object `i` initialised by `constructor(dev, i)`.
@@ -629,7 +640,7 @@ impl<A: AllocatorSpec> Runtime<A> {
                 capacity: capacity as u64,
                 written: written.ptr(),
             };
-            self.exec.launch(&T::GATHER, self.exec.wave_grid(&T::GATHER, THREADS)?, params)?;
+            self.exec.launch(&T::GATHER, self.do_all_grid(&T::GATHER, class)?, params)?;
             let n = self.exec.read_all(&written)?[0] as usize;
             if n > capacity {
                 return Err(Error::InvalidArgument(format!(

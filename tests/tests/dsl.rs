@@ -3,8 +3,9 @@
 //! fields, casts; and the paper's API example giving identical results on CPU and GPU.
 
 use dynasoar::Handle;
-use dynasoar::host::{Backend, Error, ObjectStore, Runtime};
+use dynasoar::host::{Backend, Error, Grid, ObjectStore, Runtime};
 use dynasoar::malloc::MallocKind;
+use dynasoar::parallel::DoParams;
 use dynasoar_models::api_demo::{Bar, DemoAlloc, Foo};
 use dynasoar_models::semantics::{Animal, Cat, Dog, Registry, Tables, Zoo};
 use dynasoar_tests::{
@@ -247,6 +248,34 @@ fn an_undeclared_change_is_refused_and_reported() {
     // The runtime goes on: a declared method works after it.
     rt.parallel_do(Cat::have_declared_kitten).unwrap();
     assert_eq!(rt.count::<Cat>().unwrap(), 20);
+}
+
+/// A method's kernel launched by hand with a grid that is not a multiple of its class's objects
+/// per block visits nothing and is reported (`parallel_do` sizes its grids so).
+#[test]
+fn a_do_all_launched_with_a_bad_grid_is_reported() {
+    let rt = cpu_runtime::<Zoo>(8 << 20);
+    rt.parallel_new(Registry::create, 1).unwrap();
+    rt.parallel_do_with(Registry::populate, 10u32).unwrap();
+    let cat = rt.classes().iter().find(|c| c.name == "Cat").unwrap();
+    let heap = rt.heap().unwrap();
+    let parity = heap.enumerate(rt.executor(), cat.type_id).unwrap();
+    let params = DoParams {
+        heap: heap.ptr(),
+        class: cat.type_id as u32,
+        objects_per_block: cat.objects_per_block,
+        parity,
+        _reserved: 0,
+        arg: (),
+    };
+    let grid = Grid::new(1, cat.objects_per_block + 1);
+    rt.executor().launch(Animal::tick.kernel(), grid, params).unwrap();
+    let err = rt.sync().unwrap_err();
+    assert!(matches!(err, Error::BadGrid { .. }), "{err}");
+    assert!(rt.collect::<Cat>().unwrap().iter().all(|c| c.base.ticks == 0), "a cat was visited");
+    // A launch by the runtime works after it.
+    rt.parallel_do(Animal::tick).unwrap();
+    assert!(rt.collect::<Cat>().unwrap().iter().all(|c| c.base.ticks == 1));
 }
 
 /// The API example, deterministic: sorted values.
