@@ -13,7 +13,7 @@
 # AB_SIDES defaults to "base:HEAD"; the working tree is always the side "new".
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[[ $# -gt 0 ]] || { echo "usage: [BASE=commit] scripts/gpu-ab.sh BIN..." >&2; exit 2; }
+[[ $# -gt 0 ]] || { echo "usage: [AB_SIDES="name:commit ..."] scripts/gpu-ab.sh BIN..." >&2; exit 2; }
 SIDES=${AB_SIDES:-base:HEAD}
 PTXAS=${PTXAS:-.tools/ptxas/nvidia/cu13/bin/ptxas}
 [[ -x $PTXAS ]] || { echo "no ptxas at $PTXAS: run scripts/install-ptxas.sh" >&2; exit 1; }
@@ -48,7 +48,7 @@ mkdir -p gpu-bundle/extra/ab
 tar cf - -C "$work" "${names[@]}" | xz -6 --lzma2=preset=6,dict=256MiB > gpu-bundle/extra/ab/ab.tar.xz
 cat > gpu-bundle/extra/ab/run-ab.sh <<'EOF'
 #!/usr/bin/env bash
-# Runs CMD (which names binaries as $BIN/...) with the base build, then with the new one.
+# Runs CMD (which names binaries as $BIN/...) with each build in turn.
 set -uo pipefail
 AB=/tmp/ab; rm -rf $AB; mkdir -p $AB
 xz -dc "$(dirname "$0")/ab.tar.xz" | tar xf - -C $AB
