@@ -13,7 +13,7 @@
 # AB_SIDES defaults to "base:HEAD"; the working tree is always the side "new".
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[[ $# -gt 0 ]] || { echo "usage: [AB_SIDES="name:commit ..."] scripts/gpu-ab.sh BIN..." >&2; exit 2; }
+[[ $# -gt 0 ]] || { echo 'usage: [AB_SIDES="name:commit ..."] scripts/gpu-ab.sh BIN...' >&2; exit 2; }
 SIDES=${AB_SIDES:-base:HEAD}
 PTXAS=${PTXAS:-.tools/ptxas/nvidia/cu13/bin/ptxas}
 [[ -x $PTXAS ]] || { echo "no ptxas at $PTXAS: run scripts/install-ptxas.sh" >&2; exit 1; }
