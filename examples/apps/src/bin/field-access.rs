@@ -3,6 +3,7 @@
 //! same bytes and a plain-array kernel. Bandwidth counts bytes read plus bytes written.
 
 use clap::Parser;
+use dynasoar::AllocatorSpec;
 use dynasoar::host::{Result, Runtime};
 use dynasoar_examples::{CommonArgs, MODELS_PTX};
 use dynasoar_models::field_bench::{ARRAY_BUMP, ArrayParams, Scalar, ScalarHeap, VALUES};
@@ -33,8 +34,9 @@ fn main() -> std::process::ExitCode {
 
 fn run(args: &Args) -> Result<bool> {
     let n = args.objects;
-    // 4-byte objects, 64 per block of 320 bytes; a fifth more for metadata.
-    let heap_bytes = n.div_ceil(64) * 320 * 6 / 5 + (8 << 20);
+    // Blocks for every object (64 four-byte objects a block), plus 8 MiB for the heap's
+    // metadata and spare blocks.
+    let heap_bytes = n.div_ceil(64) * ScalarHeap::BLOCK_BYTES + (8 << 20);
     let rt = Runtime::<ScalarHeap>::builder(MODELS_PTX)
         .executor_options(dynasoar::host::ExecutorOptions {
             backend: args.common.backend,
