@@ -17,8 +17,7 @@ use crate::block::BLOCK_ALIGN;
 use crate::class::{Class, Concrete, Registered};
 use crate::device::{Device, Effects};
 use crate::errors;
-use crate::handle::ADDRESS_LIMIT;
-use crate::handle::RawHandle;
+use crate::handle::{ADDRESS_LIMIT, RawHandle};
 use crate::heap::{Heap, HeapHeader};
 use crate::kernel::{DevPtr, Kernel};
 use crate::object::Obj;
@@ -155,8 +154,8 @@ pub const fn do_all_block_threads(objects: u32, max_threads: u32) -> u32 {
 #[inline(always)]
 fn for_each_listed(heap: &Heap<'_>, class: u8, objects: u32, parity: u32, mut f: impl FnMut(RawHandle)) {
     let blocks = heap.enum_counters(class)[(parity & 1) as usize].load();
-    // The host always passes 1..=64; the hints let the compiler fold the handle's encoding
-    // and decoding of N (and `max(1)` keeps a division-by-zero panic path out of every kernel).
+    // The host always passes 1..=64. The bounds let the compiler fold the handle's encoding and
+    // decoding of N, and the lower one keeps a division-by-zero panic path out of every kernel.
     let n = objects.clamp(1, 64);
     let first = arch::global_thread_id() as u32;
     let stride = arch::global_thread_count() as u32;
@@ -195,8 +194,10 @@ fn for_each_listed(heap: &Heap<'_>, class: u8, objects: u32, parity: u32, mut f:
         let (index, snapshot) = current;
         if snapshot & bit != 0 {
             let block = blocks_at + index as u64 * block_bytes as u64;
-            // SAFETY: the heap's blocks are `BLOCK_ALIGN`-aligned and below the handle limit
-            // (`HeapPlan`); stated so that the handle's encoding folds away.
+            // SAFETY: blocks start at the heap's 256-byte aligned base (a CUDA or CPU-backend
+            // allocation) plus multiples of `BLOCK_ALIGN`, below the handle limit (`HeapPlan`
+            // checks the block size and the limit); stated so that the handle's encoding folds
+            // away.
             unsafe {
                 core::hint::assert_unchecked(block.is_multiple_of(BLOCK_ALIGN) && block < ADDRESS_LIMIT)
             };

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use dynasoar_device::DevPtr;
 use dynasoar_device::RawHandle;
-use dynasoar_device::block::preset_mask;
+use dynasoar_device::block::{BLOCK_ALIGN, DATA_OFFSET, preset_mask};
 use dynasoar_device::heap::kernels::{
     EnumerateParams, HEAP_ENUMERATE, HEAP_INIT, HEAP_STATS, InitParams, StatsParams,
 };
@@ -212,7 +212,8 @@ fn plan_error(e: PlanError) -> Error {
         }
         PlanError::BadBlockBytes(b) => {
             format!(
-                "blocks of {b} bytes; a block is a multiple of 128 bytes, at least 256 (use layout::block_bytes)"
+                "blocks of {b} bytes; a block is a multiple of {BLOCK_ALIGN} bytes with more than \
+                 {DATA_OFFSET} (use layout::block_bytes)"
             )
         }
         PlanError::BlockTooLarge(b) => {
