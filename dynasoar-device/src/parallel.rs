@@ -13,7 +13,7 @@ use core::marker::PhantomData;
 
 use crate::Plain;
 use crate::arch::{self, WarpGroup, atomic::Atomic32};
-use crate::block::BLOCK_ALIGN;
+use crate::block::{BLOCK_ALIGN, DATA_OFFSET};
 use crate::class::{Class, Concrete, Registered};
 use crate::device::{Device, Effects};
 use crate::errors;
@@ -74,6 +74,7 @@ unsafe impl Plain for GatherParams {}
 /// to `parallel_do` (`rt.parallel_do(Body::step)`).
 pub struct ParallelMethod<T, Arg> {
     kernel: Kernel<DoParams<Arg>>,
+    streaming: Option<Kernel<DoParams<Arg>>>,
     effects: Effects,
     _class: PhantomData<fn() -> T>,
 }
@@ -81,11 +82,27 @@ pub struct ParallelMethod<T, Arg> {
 impl<T, Arg: Plain> ParallelMethod<T, Arg> {
     #[doc(hidden)]
     pub const fn new(kernel: Kernel<DoParams<Arg>>, effects: Effects) -> Self {
-        ParallelMethod { kernel, effects, _class: PhantomData }
+        ParallelMethod { kernel, streaming: None, effects, _class: PhantomData }
     }
 
+    /// The same method with a streaming kernel too ([`DoAll::Streaming`]); `#[soa_methods]`
+    /// adds it when it found a field to prefetch.
+    #[doc(hidden)]
+    pub const fn with_streaming(mut self, kernel: Kernel<DoParams<Arg>>, prefetch: Prefetch) -> Self {
+        if prefetch.is_some() {
+            self.streaming = Some(kernel);
+        }
+        self
+    }
+
+    /// The kernel with the plain loop.
     pub const fn kernel(&self) -> &Kernel<DoParams<Arg>> {
         &self.kernel
+    }
+
+    /// The kernel with the streaming loop, if the method has one.
+    pub const fn streaming_kernel(&self) -> Option<&Kernel<DoParams<Arg>>> {
+        self.streaming.as_ref()
     }
 
     /// The classes whose objects the method may create or free.
@@ -132,6 +149,75 @@ pub const fn do_all_block_threads(objects: u32, max_threads: u32) -> u32 {
     let n = if objects == 0 { 1 } else { objects };
     let fit = max_threads / n * n;
     if fit == 0 { n } else { fit }
+}
+
+/// Thread blocks of a streaming do-all launch of `threads` each (a multiple of the warp size)
+/// for a class with `objects` per block: the most up to `most` (at least one's worth) that make
+/// the grid's thread count a multiple of `objects`, so that each thread keeps one slot for the
+/// whole loop (see [`for_each_listed`]). For 64 or any power of two, `most` itself; at worst
+/// (odd counts) a multiple of `objects` blocks, fewer than 64 short of `most`.
+pub const fn do_all_blocks(objects: u32, threads: u32, most: u32) -> u32 {
+    let n = if objects == 0 { 1 } else { objects };
+    let (mut a, mut b) = (n, if threads == 0 { 1 } else { threads });
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    let unit = n / a;
+    let blocks = most / unit * unit;
+    if blocks == 0 { unit } else { blocks }
+}
+
+/// The field of `this` that a do-all method reads first: the loop prefetches it for the
+/// thread's next object, so that the method's first load finds it in L2. `#[soa_methods]`
+/// finds it in the method's body (the first `this.field()` call); gathers prefetch nothing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Prefetch {
+    /// The field's offset in the class's `repr(C)` value (its SOA array starts `N` times that
+    /// into the data segment) and its size; size 0 for no prefetch.
+    offset: u32,
+    size: u32,
+}
+
+impl Prefetch {
+    pub const NONE: Prefetch = Prefetch { offset: 0, size: 0 };
+
+    /// The field of `offset` and `size` bytes.
+    pub const fn field(offset: usize, size: usize) -> Prefetch {
+        Prefetch { offset: offset as u32, size: size as u32 }
+    }
+
+    /// The first of `fields` that is one (the spans `#[soa_class]` reports for the names a
+    /// method calls on `this`, `None` for a name that is not a field).
+    pub const fn first(fields: &[Option<Prefetch>]) -> Prefetch {
+        let mut i = 0;
+        while i < fields.len() {
+            if let Some(p) = fields[i] {
+                return p;
+            }
+            i += 1;
+        }
+        Prefetch::NONE
+    }
+
+    pub const fn is_some(self) -> bool {
+        self.size != 0
+    }
+}
+
+/// Whether two strings are equal, in a `const` context (`#[soa_class]`'s field lookup).
+pub const fn same_name(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
 }
 
 /// Visit the listed blocks of `class` (N objects per block) with a fixed grid: call `f` with
@@ -210,10 +296,152 @@ fn for_each_listed(heap: &Heap<'_>, class: u8, objects: u32, parity: u32, mut f:
     }
 }
 
+/// [`for_each_listed`] for short methods, the streaming loop: the same objects, visited in the
+/// same rounds, in a grid of whole warps whose thread count is a multiple of N (see
+/// [`do_all_blocks`]); another grid raises [`errors::BAD_GRID`] and visits nothing.
+///
+/// The lanes of a warp share their list entries: a warp covers `spread` consecutive positions
+/// a round (1 when N is 32 or 64), so one load per lane fetches the entries of `32 / spread`
+/// rounds (a chunk), and every round the lanes take theirs with a shuffle. Loaded a chunk
+/// ahead, the entries are never waited for, and a lane knows its next object's block before it
+/// visits the current one: it prefetches the field the method reads first
+/// ([`Prefetch`]) so that one object's loads overlap the previous object's method. Measured on
+/// an H100 with `x += 1.0` over 16M objects: 74 us with one entry load per round and no
+/// prefetch, the same with shared entries alone, 64 us with the prefetch (the copy of the same
+/// bytes: 48 us). A prefetch computed from entries loaded per round did not help (75 -> 74 us).
+///
+/// The state is 32-bit where it can be (the host launches fewer than 2^31 threads and a heap
+/// has fewer than 2^31 blocks, see `HeapPlan`), the heap's geometry is read once, not after
+/// every method call (whose stores the compiler cannot tell from the heap header), and the
+/// control flow around the shuffles is the same for every lane of a warp: the method alone
+/// diverges.
+#[inline(always)]
+fn for_each_listed_streaming(
+    heap: &Heap<'_>,
+    class: u8,
+    objects: u32,
+    parity: u32,
+    prefetch: Prefetch,
+    mut f: impl FnMut(RawHandle),
+) {
+    let blocks = heap.enum_counters(class)[(parity & 1) as usize].load();
+    // The host always passes 1..=64. The bounds let the compiler fold the handle's encoding and
+    // decoding of N, and the lower one keeps a division-by-zero panic path out of every kernel.
+    let n = objects.clamp(1, 64);
+    let stride = arch::global_thread_count() as u32;
+    if !stride.is_multiple_of(n) || !arch::block_dim().is_multiple_of(arch::WARP_SIZE) {
+        heap.raise(errors::BAD_GRID);
+        return;
+    }
+    let first = arch::global_thread_id() as u32;
+    let (slot, step) = (first % n, stride / n);
+
+    // The warp (whole: the block size is a multiple of the warp size): the first position it
+    // covers (`lead`), how many it covers a round, and this lane's among them (`own`).
+    let lanes = u32::MAX >> (32 - arch::WARP_SIZE);
+    let warp_first = first - arch::lane_id();
+    let lead = warp_first / n;
+    // At least 1 and at most a warp's lanes; the bounds keep division-by-zero panic paths out.
+    let spread = ((warp_first + arch::WARP_SIZE - 1) / n - lead + 1).clamp(1, arch::WARP_SIZE);
+    let own = first / n - lead;
+    let rounds = arch::WARP_SIZE / spread;
+    if lead >= blocks {
+        return;
+    }
+    // The lanes of one position hold consecutive slots, fewer than 33 of them: bit `i` of the
+    // 32 bits a loading lane passes on is slot `i` of that group's first slot.
+    let first_slot = |group: u32| if group == 0 { warp_first % n } else { 0 };
+    let bit = 1u32 << (slot - first_slot(own));
+    // This lane loads, for every chunk, the entry of position `lead + serves` in round
+    // `ahead` of the chunk, if `ahead < rounds`.
+    let (serves, ahead) = (arch::lane_id() % spread, arch::lane_id() / spread);
+    let serves_from = first_slot(serves);
+
+    let (blocks_at, block_bytes) = heap.block_geometry();
+    let list = heap.enum_list(class) as *const u32;
+    let snapshots = heap.enum_snapshots(class) as *const u64;
+    // Plain loads: the enumeration kernel wrote the list and the snapshots before this launch,
+    // and nothing changes them during it. (Atomic loads would serialise each thread's
+    // iterations behind compiler barriers.) An object whose snapshot bit is set existed at
+    // launch and stays alive until its own thread has visited it, so its block is not reused
+    // before.
+    // Positions saturate at u32::MAX, past every list: the loop ends before they could wrap.
+    let chunk_step = rounds.saturating_mul(step);
+    let mut loads_at =
+        if ahead < rounds { ahead.saturating_mul(step).saturating_add(lead + serves) } else { u32::MAX };
+    let mut load_chunk = || {
+        let position = loads_at;
+        loads_at = loads_at.saturating_add(chunk_step);
+        if position < blocks {
+            // SAFETY: `position < blocks`, an entry the enumeration wrote.
+            unsafe {
+                (
+                    list.add(position as usize).read(),
+                    (snapshots.add(position as usize).read() >> serves_from) as u32,
+                )
+            }
+        } else {
+            (0, 0)
+        }
+    };
+    let block_at = |index: u32| {
+        let block = blocks_at + index as u64 * block_bytes as u64;
+        // SAFETY: blocks start at the heap's 256-byte aligned base (a CUDA or CPU-backend
+        // allocation) plus multiples of `BLOCK_ALIGN`, below the handle limit (`HeapPlan`
+        // checks the block size and the limit); stated so that the handle's encoding folds away.
+        unsafe { core::hint::assert_unchecked(block.is_multiple_of(BLOCK_ALIGN) && block < ADDRESS_LIMIT) };
+        block
+    };
+    let prefetch_at = DATA_OFFSET + n as u64 * prefetch.offset as u64 + slot as u64 * prefetch.size as u64;
+
+    // `lead` is below `blocks` (< 2^31) and so is `step`: `at + step` cannot wrap.
+    let mut at = lead;
+    let mut chunk = load_chunk();
+    loop {
+        let next = load_chunk();
+        let mut k = 0;
+        while k < rounds {
+            if at >= blocks {
+                return;
+            }
+            let src = own + k * spread;
+            let index = arch::shfl_u32(lanes, chunk.0, src);
+            let snapshot = arch::shfl_u32(lanes, chunk.1, src);
+            if prefetch.is_some() {
+                let (from, src) = if k + 1 < rounds { (chunk.0, src + spread) } else { (next.0, own) };
+                arch::prefetch_l2(block_at(arch::shfl_u32(lanes, from, src)) + prefetch_at);
+            }
+            if snapshot & bit != 0 {
+                f(RawHandle::new(block_at(index), slot, n, class));
+            }
+            at += step;
+            k += 1;
+        }
+        chunk = next;
+    }
+}
+
+/// Which loop a do-all kernel runs over the listed blocks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DoAll {
+    /// [`for_each_listed`]: few registers, for any method.
+    Plain,
+    /// [`for_each_listed_streaming`]: shared list entries and a prefetch of this field, for
+    /// short methods over many objects.
+    Streaming(Prefetch),
+}
+
 /// This thread's share of the objects of `class` listed before this launch, in the SOA heap
 /// (blocks listed by the enumeration) or in an AOS store (the compacted pointer list).
 #[inline(always)]
-fn for_each_object(heap: DevPtr<HeapHeader>, class: u8, objects: u32, parity: u32, f: impl FnMut(RawHandle)) {
+fn for_each_object(
+    heap: DevPtr<HeapHeader>,
+    class: u8,
+    objects: u32,
+    parity: u32,
+    lp: DoAll,
+    f: impl FnMut(RawHandle),
+) {
     if crate::aos::is_store(heap.addr()) {
         // SAFETY: the host launches do-alls on the store it created, after compacting it.
         let store =
@@ -222,16 +450,22 @@ fn for_each_object(heap: DevPtr<HeapHeader>, class: u8, objects: u32, parity: u3
     } else {
         // SAFETY: the host launches do-alls on an initialised heap, after enumerating `class`.
         let heap = unsafe { Heap::from_ptr(heap.as_ptr()) };
-        for_each_listed(&heap, class, objects, parity, f);
+        match lp {
+            DoAll::Plain => for_each_listed(&heap, class, objects, parity, f),
+            DoAll::Streaming(prefetch) => {
+                for_each_listed_streaming(&heap, class, objects, parity, prefetch, f)
+            }
+        }
     }
 }
 
 /// Body of the do-all kernel of a method of class `T`: call `method` on every object of the
-/// launched concrete class (which is-a `T`).
+/// launched concrete class (which is-a `T`), with loop `lp` (a constant of each kernel).
 #[inline(always)]
 pub fn run_parallel_do<T, Arg>(
     p: DoParams<Arg>,
     effects: Effects,
+    lp: DoAll,
     method: impl Fn(Obj<T>, &Device<T::Alloc>, Arg),
 ) where
     T: Registered,
@@ -240,7 +474,7 @@ pub fn run_parallel_do<T, Arg>(
     // SAFETY: the host launches do-all kernels on its heap of `T::Alloc`, after enumerating
     // `p.class`, a concrete class in `T`'s subtree.
     let dev = unsafe { Device::<T::Alloc>::from_heap(p.heap) }.limited_to(effects);
-    for_each_object(p.heap, p.class as u8, p.objects_per_block, p.parity, |raw| {
+    for_each_object(p.heap, p.class as u8, p.objects_per_block, p.parity, lp, |raw| {
         // SAFETY: a live object of a class that is-a `T` (see above).
         method(unsafe { Obj::from_raw(raw) }, &dev, p.arg)
     });
@@ -272,7 +506,7 @@ pub fn run_gather<T: Class>(p: GatherParams) {
     // SAFETY: a counter updated atomically only.
     let written = unsafe { Atomic32::from_ptr(p.written.as_ptr()) };
     let out = p.out.cast::<T>();
-    for_each_object(p.heap, p.class as u8, p.objects_per_block, p.parity, |raw| {
+    for_each_object(p.heap, p.class as u8, p.objects_per_block, p.parity, DoAll::Plain, |raw| {
         let at = WarpGroup::current().fetch_add_one_u32(written) as u64;
         if at < p.capacity {
             // SAFETY: `raw` is a live object that is-a `T`; `out` has room for `capacity`

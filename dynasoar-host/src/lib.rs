@@ -11,6 +11,7 @@
 
 pub mod aos;
 mod backend;
+mod do_all;
 mod error;
 pub mod heap;
 pub mod malloc;
@@ -21,6 +22,7 @@ pub mod build;
 
 pub use aos::AosHeap;
 pub use backend::{Backend, BackendKind, Buffer, Executor, ExecutorOptions, Grid, Marker, ModuleCompile};
+pub use do_all::{DoAllLoop, LoopChoice, TIMED_LAUNCHES};
 pub use error::{Error, KernelNames, Result};
 pub use heap::{DeviceHeap, HeapClass, HeapSnapshot, HeapStats};
 pub use malloc::MallocHeap;

@@ -9,13 +9,14 @@ use std::time::Duration;
 use dynasoar_device::class::MemberOf;
 use dynasoar_device::heap::{HeapHeader, MAX_CLASSES};
 use dynasoar_device::malloc::MallocKind;
-use dynasoar_device::parallel::{DoParams, GatherParams, NewParams, do_all_block_threads};
+use dynasoar_device::parallel::{DoParams, GatherParams, NewParams, do_all_block_threads, do_all_blocks};
 use dynasoar_device::{
     AllocatorSpec, ClassInfo, Concrete, DevPtr, Handle, ParallelMethod, ParallelNew, Plain, RawHandle,
 };
 
 use crate::aos::{AosHeap, TableCapacity};
 use crate::backend::{Backend, Executor, ExecutorOptions, Grid, Marker, ModuleCompile};
+use crate::do_all::{DoAllLoop, LoopChoice, LoopTuner, Pick};
 use crate::error::{Error, Result};
 use crate::heap::{ClassStats, DeviceHeap, HeapClass, HeapStats};
 
@@ -136,6 +137,7 @@ pub struct RuntimeBuilder<A> {
     profile: bool,
     profile_methods: bool,
     reuse_listings: bool,
+    do_all_loop: DoAllLoop,
     _alloc: PhantomData<fn() -> A>,
 }
 
@@ -223,6 +225,14 @@ impl<A: AllocatorSpec> RuntimeBuilder<A> {
         self
     }
 
+    /// Which loop `parallel_do` kernels run (default [`DoAllLoop::Adaptive`]: both timed on
+    /// the first launches of each method and class, the faster kept; see
+    /// [`Runtime::do_all_loops`]). `DYNASOAR_DO_ALL=plain|streaming|adaptive` overrides it.
+    pub fn do_all_loop(mut self, choice: DoAllLoop) -> Self {
+        self.do_all_loop = choice;
+        self
+    }
+
     pub fn build(self) -> Result<Runtime<A>> {
         let mut options = self.exec;
         if matches!(self.store, ObjectStore::Malloc(_)) {
@@ -250,7 +260,19 @@ impl<A: AllocatorSpec> RuntimeBuilder<A> {
             (Store::Soa(_), true) => Some(Mutex::new(Listings::new(&exec))),
             _ => None,
         };
+        let do_all_loop = match std::env::var("DYNASOAR_DO_ALL").as_deref() {
+            Ok("plain") => DoAllLoop::Plain,
+            Ok("streaming") => DoAllLoop::Streaming,
+            Ok("adaptive") => DoAllLoop::Adaptive,
+            Ok(other) => {
+                return Err(Error::InvalidArgument(format!(
+                    "DYNASOAR_DO_ALL={other}: expected plain, streaming or adaptive"
+                )));
+            }
+            Err(_) => self.do_all_loop,
+        };
         Ok(Runtime {
+            loops: LoopTuner::new(do_all_loop, &exec),
             exec,
             store,
             deferred: self.deferred_checks,
@@ -340,6 +362,8 @@ pub struct Runtime<A> {
     /// Which enumeration lists a `parallel_do` may use again; `None` when every `parallel_do`
     /// lists anew.
     listings: Option<Mutex<Listings>>,
+    /// Which do-all loop each method runs.
+    loops: LoopTuner,
     _alloc: PhantomData<fn() -> A>,
 }
 
@@ -414,6 +438,7 @@ impl<A: AllocatorSpec> Runtime<A> {
             profile: false,
             profile_methods: std::env::var_os("DYNASOAR_PROFILE").is_some(),
             reuse_listings: std::env::var("DYNASOAR_REUSE_LISTINGS").map_or(true, |v| v != "0"),
+            do_all_loop: DoAllLoop::Adaptive,
             _alloc: PhantomData,
         }
     }
@@ -525,6 +550,7 @@ impl<A: AllocatorSpec> Runtime<A> {
         }
         // Each span after the first starts where the one before it ended.
         let mut chained = matches!(self.store, Store::Aos(_));
+        let mut launched = Vec::new();
         for class in ClassInfo::concrete_in(A::CLASSES, T::SUBTREE) {
             let id = class.type_id;
             let kept = listings.as_ref().and_then(|l| l.kept(id));
@@ -541,7 +567,6 @@ impl<A: AllocatorSpec> Runtime<A> {
                 }
                 (Store::Aos(_), _) => 0,
             };
-            let grid = self.do_all_grid(kernel, class)?;
             let params = DoParams {
                 heap: self.store.ptr(),
                 class: id as u32,
@@ -550,7 +575,26 @@ impl<A: AllocatorSpec> Runtime<A> {
                 _reserved: 0,
                 arg,
             };
-            self.timed(Phase::Method(kernel.name()), chained, || self.exec.launch(kernel, grid, params))?;
+            let (launch, pick) = match (&self.store, method.streaming_kernel()) {
+                (Store::Soa(_), Some(streaming)) => {
+                    let pick = self.loops.pick(&self.exec, kernel.name(), id)?;
+                    (if pick.streaming { streaming } else { kernel }, pick)
+                }
+                _ => (kernel, Pick { streaming: false, timed: false }),
+            };
+            let grid = if pick.streaming {
+                self.streaming_grid(launch, class)?
+            } else {
+                self.do_all_grid(launch, class)?
+            };
+            let start = if pick.timed { Some(self.exec.marker()?) } else { None };
+            self.timed(Phase::Method(launch.name()), chained, || self.exec.launch(launch, grid, params))?;
+            if let Some(start) = start {
+                self.loops.timed(kernel.name(), id, pick.streaming, start, self.exec.marker()?);
+            }
+            if !launched.contains(&launch.name()) {
+                launched.push(launch.name());
+            }
             chained = true;
             if let Some(l) = &mut listings {
                 l.current &= !method.effects().changed();
@@ -560,18 +604,43 @@ impl<A: AllocatorSpec> Runtime<A> {
             l.writes = self.exec.device_writes();
         }
         drop(listings);
-        self.launched(&[kernel.name()])
+        self.launched(&launched)
     }
 
-    /// Whole waves of `kernel`, a do-all or gather over `class`, in blocks of a multiple of its
-    /// objects per block, so that each thread keeps one slot for the whole loop (see
-    /// `for_each_listed` in the device crate). The AOS store's loop takes any grid.
+    /// Whole waves of `kernel`, a do-all or gather over `class` with the plain loop, in blocks
+    /// of a multiple of its objects per block, so that each thread keeps one slot for the whole
+    /// loop (see `for_each_listed` in the device crate). The AOS store's loop takes any grid.
     fn do_all_grid<P: Plain>(&self, kernel: &dynasoar_device::Kernel<P>, class: &ClassInfo) -> Result<Grid> {
         let threads = match self.store {
             Store::Soa(_) => do_all_block_threads(class.objects_per_block, THREADS),
             Store::Aos(_) => THREADS,
         };
         self.exec.wave_grid(kernel, threads)
+    }
+
+    /// About whole waves of `kernel`, a do-all with the streaming loop over `class`: blocks of
+    /// whole warps, as many as make the thread count a multiple of the class's objects per
+    /// block (see `for_each_listed_streaming` in the device crate).
+    fn streaming_grid<P: Plain>(
+        &self,
+        kernel: &dynasoar_device::Kernel<P>,
+        class: &ClassInfo,
+    ) -> Result<Grid> {
+        let grid = self.exec.wave_grid(kernel, THREADS)?;
+        Ok(Grid::new(do_all_blocks(class.objects_per_block, THREADS, grid.blocks), THREADS))
+    }
+
+    /// Which do-all loop each method runs over each class, as decided so far (see
+    /// [`DoAllLoop`]): a method that reads no field of `this` has only the plain loop and is
+    /// not listed.
+    pub fn do_all_loops(&self) -> Vec<LoopChoice> {
+        self.loops.choices()
+    }
+
+    /// The do-all loop choice in force: the builder's, or `DYNASOAR_DO_ALL`'s (adaptive on
+    /// the CPU backend is plain).
+    pub fn do_all_loop(&self) -> DoAllLoop {
+        self.loops.mode()
     }
 
     /// Create `count` objects of class `T`, object `i` initialised by `constructor(dev, i)`.

@@ -1,6 +1,6 @@
 //! Helpers shared by the integration tests.
 
-use dynasoar::host::{Backend, Error, Executor, ExecutorOptions, ObjectStore};
+use dynasoar::host::{Backend, DoAllLoop, Error, Executor, ExecutorOptions, ObjectStore};
 use dynasoar_examples::{MODELS, MODELS_PTX};
 
 /// Set by the GPU bundle's runner: a missing GPU is then a failure, not a skip.
@@ -74,6 +74,32 @@ pub fn gpu_runtime_on<A: dynasoar::AllocatorSpec>(
             .quiet(true)
             .build()
             .unwrap_or_else(|e| panic!("{test}: a GPU runtime on {store}: {e}")),
+    )
+}
+
+/// A runtime of allocator `A` whose `parallel_do` kernels run do-all loop `choice`, on the
+/// CPU (`test` is `None`) or on the GPU (`None` when there is none, as for [`gpu_executor`]).
+pub fn runtime_with_loop<A: dynasoar::AllocatorSpec>(
+    test: Option<&str>,
+    heap_bytes: u64,
+    choice: DoAllLoop,
+) -> Option<dynasoar::host::Runtime<A>> {
+    let backend = match test {
+        Some(test) => {
+            gpu_executor(test)?;
+            Backend::Cuda
+        }
+        None => Backend::Cpu,
+    };
+    Some(
+        dynasoar::host::Runtime::<A>::builder(MODELS)
+            .backend(backend)
+            .cpu_threads(4)
+            .heap_bytes(heap_bytes)
+            .do_all_loop(choice)
+            .quiet(true)
+            .build()
+            .unwrap_or_else(|e| panic!("a {backend:?} runtime with the {choice:?} loop: {e}")),
     )
 }
 

@@ -3,13 +3,13 @@
 //! fields, casts; and the paper's API example giving identical results on CPU and GPU.
 
 use dynasoar::Handle;
-use dynasoar::host::{Backend, Error, Grid, ObjectStore, Runtime};
+use dynasoar::host::{Backend, DoAllLoop, Error, Grid, ObjectStore, Runtime, TIMED_LAUNCHES};
 use dynasoar::malloc::MallocKind;
 use dynasoar::parallel::DoParams;
 use dynasoar_models::api_demo::{Bar, DemoAlloc, Foo};
 use dynasoar_models::semantics::{Animal, Cat, Dog, Registry, Tables, Zoo};
 use dynasoar_tests::{
-    cpu_runtime, cpu_runtime_on, general_stores, gpu_executor, gpu_runtime, gpu_runtime_on,
+    cpu_runtime, cpu_runtime_on, general_stores, gpu_executor, gpu_runtime, gpu_runtime_on, runtime_with_loop,
 };
 
 fn zoo_semantics(rt: &Runtime<Zoo>) {
@@ -87,6 +87,81 @@ fn dsl_semantics_on_cpu() {
 fn dsl_semantics_on_gpu() {
     let Some(rt) = gpu_runtime::<Zoo>("dsl_semantics_on_gpu", 64 << 20) else { return };
     zoo_semantics(&rt);
+}
+
+#[test]
+fn dsl_semantics_with_the_streaming_loop_on_cpu() {
+    zoo_semantics(&runtime_with_loop::<Zoo>(None, 8 << 20, DoAllLoop::Streaming).unwrap());
+}
+
+#[test]
+fn dsl_semantics_with_the_streaming_loop_on_gpu() {
+    let test = "dsl_semantics_with_the_streaming_loop_on_gpu";
+    let Some(rt) = runtime_with_loop::<Zoo>(Some(test), 64 << 20, DoAllLoop::Streaming) else { return };
+    zoo_semantics(&rt);
+}
+
+/// Both loops give the API example the same results. On the GPU, where a warp's lanes share
+/// list entries, Bar's 51 objects per block make warps span two blocks a round.
+#[test]
+fn both_loops_give_the_same_results() {
+    let n = 200_000;
+    let plain = api_demo(&runtime_with_loop::<DemoAlloc>(None, 64 << 20, DoAllLoop::Plain).unwrap(), n);
+    check_api_demo(&plain.0, &plain.1, n);
+    // Handles differ between runtimes (addresses); everything else is identical.
+    let strip = |fs: &[Foo]| fs.iter().map(|f| (f.a, f.b.to_bits())).collect::<Vec<_>>();
+    let streamed =
+        api_demo(&runtime_with_loop::<DemoAlloc>(None, 64 << 20, DoAllLoop::Streaming).unwrap(), n);
+    assert_eq!(strip(&streamed.0), strip(&plain.0));
+    assert_eq!(streamed.1, plain.1);
+    let test = "both_loops_give_the_same_results (GPU)";
+    let Some(gpu) = runtime_with_loop::<DemoAlloc>(Some(test), 64 << 20, DoAllLoop::Streaming) else {
+        return;
+    };
+    let on_gpu = api_demo(&gpu, n);
+    assert_eq!(strip(&on_gpu.0), strip(&plain.0));
+    assert_eq!(on_gpu.1, plain.1);
+}
+
+/// The adaptive choice times both loops on the first launches of a method and then keeps one,
+/// without changing what the method does.
+#[test]
+fn the_adaptive_loop_decides_on_gpu() {
+    let test = "the_adaptive_loop_decides_on_gpu";
+    let Some(rt) = runtime_with_loop::<DemoAlloc>(Some(test), 64 << 20, DoAllLoop::Adaptive) else { return };
+    let n = 100_000;
+    rt.parallel_new(Foo::create, n).unwrap();
+    let launches = 2 + 2 * TIMED_LAUNCHES + 4;
+    for _ in 0..launches {
+        rt.parallel_do_with(Foo::increment, 1i32).unwrap();
+    }
+    let foos = rt.collect::<Foo>().unwrap();
+    assert_eq!(foos.len() as u64, n);
+    let fresh = runtime_with_loop::<DemoAlloc>(None, 64 << 20, DoAllLoop::Plain).unwrap();
+    fresh.parallel_new(Foo::create, n).unwrap();
+    for _ in 0..launches {
+        fresh.parallel_do_with(Foo::increment, 1i32).unwrap();
+    }
+    let mut expected: Vec<i32> = fresh.collect::<Foo>().unwrap().iter().map(|f| f.a).collect();
+    let mut got: Vec<i32> = foos.iter().map(|f| f.a).collect();
+    expected.sort();
+    got.sort();
+    assert_eq!(got, expected);
+    let choices = rt.do_all_loops();
+    let foo = choices.iter().find(|c| c.kernel.contains("Foo__increment")).expect("Foo::increment was tuned");
+    assert!(foo.streaming.is_some(), "no decision after {launches} launches: {foo:?}");
+    assert!(foo.plain.is_some() && foo.streamed.is_some(), "{foo:?}");
+    println!("{test}: {foo:?}");
+}
+
+#[test]
+fn the_adaptive_loop_is_plain_on_cpu() {
+    let rt = runtime_with_loop::<DemoAlloc>(None, 8 << 20, DoAllLoop::Adaptive).unwrap();
+    rt.parallel_new(Foo::create, 100).unwrap();
+    for _ in 0..12 {
+        rt.parallel_do_with(Foo::increment, 1i32).unwrap();
+    }
+    assert!(rt.do_all_loops().is_empty(), "{:?}", rt.do_all_loops());
 }
 
 /// An enumeration of a class in which nothing was allocated or freed since the last one reuses

@@ -90,6 +90,10 @@ pub fn shfl_u32(_mask: u32, value: u32, _src: u32) -> u32 {
     value
 }
 
+/// The CPU has no use for an L2 hint: nothing to do.
+#[inline(always)]
+pub fn prefetch_l2(_addr: u64) {}
+
 #[inline(always)]
 pub fn fence() {
     // Acquire-release, like the GPU's `fence.acq_rel.gpu`, so that loom checks the algorithms

@@ -100,6 +100,14 @@ pub fn shfl_u32(mask: u32, value: u32, src: u32) -> u32 {
     unsafe { llvm_shfl_sync_idx(mask, value as i32, src as i32, 0x1f) as u32 }
 }
 
+/// Ask L2 to fetch the line holding `addr` (`prefetch.global.L2`): a hint that never faults
+/// and that the thread does not wait for.
+#[inline(always)]
+pub fn prefetch_l2(addr: u64) {
+    // SAFETY: a prefetch reads nothing into registers and is dropped for invalid addresses.
+    unsafe { asm!("prefetch.global.L2 [{a}];", a = in(reg64) addr, options(nostack, readonly)) }
+}
+
 /// `__threadfence()`: orders this thread's memory accesses at GPU scope.
 #[inline(always)]
 pub fn fence() {

@@ -487,6 +487,21 @@ impl Executor {
         }
     }
 
+    /// Device time between two markers if the GPU has passed the later one, `None` if not yet
+    /// (does not wait).
+    pub fn elapsed_if_reached(&self, from: &Marker, to: &Marker) -> Result<Option<Duration>> {
+        match (&self.imp, &from.0, &to.0) {
+            (Imp::Cuda(c), MarkerImp::Cuda(a), MarkerImp::Cuda(b)) => {
+                if b.is_complete() {
+                    c.elapsed(a, b).map(Some)
+                } else {
+                    Ok(None)
+                }
+            }
+            _ => self.elapsed(from, to).map(Some),
+        }
+    }
+
     /// Run `f` and measure the device time it takes: CUDA events around it on the GPU (after
     /// the work it queues has finished), wall-clock time on the CPU.
     pub fn time<R>(&self, f: impl FnOnce() -> Result<R>) -> Result<(R, Duration)> {

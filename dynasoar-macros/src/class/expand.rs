@@ -72,6 +72,26 @@ pub fn expand(class: &Class) -> TokenStream {
         quote!(#id: unsafe { #p::object::read_field::<#ty>(raw, #off) },)
     });
 
+    // The field lookup behind the do-all loop's prefetch (see `Prefetch` in the device crate):
+    // a `const fn` so that a method's candidates resolve at compile time, own fields first,
+    // then the parent's (at the same offsets, the parent's value coming first).
+    let field_lookups = class.fields.iter().map(|f| {
+        let (id, ty) = (&f.ident, &f.ty);
+        let name = id.to_string();
+        quote! {
+            if #p::parallel::same_name(name, #name) {
+                return ::core::option::Option::Some(#p::parallel::Prefetch::field(
+                    ::core::mem::offset_of!(#ident, #id),
+                    ::core::mem::size_of::<#ty>(),
+                ));
+            }
+        }
+    });
+    let parent_lookup = match &class.parent {
+        Some(parent) => quote!(<#parent>::__dynasoar_field(name)),
+        None => quote!(::core::option::Option::None),
+    };
+
     let concrete = (!is_abstract).then(|| quote!(impl #p::Concrete for #ident {}));
     let is_a_parent = class.parent.as_ref().map(|parent| {
         quote! {
@@ -124,6 +144,15 @@ pub fn expand(class: &Class) -> TokenStream {
             }
         }
         #concrete
+
+        impl #ident {
+            /// The offset and size of field `name` (inherited ones included), if it is one.
+            #[doc(hidden)]
+            pub const fn __dynasoar_field(name: &str) -> ::core::option::Option<#p::parallel::Prefetch> {
+                #(#field_lookups)*
+                #parent_lookup
+            }
+        }
 
         // SAFETY: a class is itself.
         unsafe impl #p::IsA<#ident, #p::object::Here> for #ident {}

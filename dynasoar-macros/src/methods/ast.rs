@@ -14,7 +14,13 @@ pub struct Methods {
 
 pub enum Kind {
     /// `#[parallel]`: `this: Obj<Self>` (or `Ref<Self>`), `dev: &Device<A>`, optional argument.
-    Parallel { read_only: bool, effects: Effects },
+    Parallel {
+        read_only: bool,
+        effects: Effects,
+        /// Names called as `this.name()` in the body, first call first: candidates for the
+        /// field the do-all loop prefetches (the class keeps those that are fields).
+        reads: Vec<String>,
+    },
     /// `#[parallel_new]`: `dev: &Device<A>`, `index: u64`, optional argument; returns `Self`.
     New,
 }
@@ -148,6 +154,31 @@ fn mentions(tokens: proc_macro2::TokenStream, name: &syn::Ident) -> bool {
     })
 }
 
+/// The distinct names `m` of calls `this.m()` in `tokens` (also inside groups), in order.
+fn calls_without_arguments(tokens: proc_macro2::TokenStream, this: &syn::Ident, found: &mut Vec<String>) {
+    use proc_macro2::{Delimiter, TokenTree};
+    let tokens: Vec<TokenTree> = tokens.into_iter().collect();
+    for (i, t) in tokens.iter().enumerate() {
+        if let TokenTree::Group(g) = t {
+            calls_without_arguments(g.stream(), this, found);
+        }
+        if let [TokenTree::Ident(object), TokenTree::Punct(dot), TokenTree::Ident(name), TokenTree::Group(args)] =
+            &tokens[i..tokens.len().min(i + 4)]
+            && object == this
+            && dot.as_char() == '.'
+            && args.delimiter() == Delimiter::Parenthesis
+            && args.stream().is_empty()
+            // `this.a.b()` calls `b` on something else (not possible on `Obj`, but cheap to rule out).
+            && !matches!(tokens.get(i.wrapping_sub(1)), Some(TokenTree::Punct(p)) if p.as_char() == '.')
+        {
+            let name = name.to_string();
+            if !found.contains(&name) {
+                found.push(name);
+            }
+        }
+    }
+}
+
 fn check_plain_fn(func: &ImplItemFn, usage: &str) -> syn::Result<()> {
     let sig = &func.sig;
     if !sig.generics.params.is_empty() {
@@ -244,7 +275,18 @@ fn parse_parallel(func: ImplItemFn, declared: Option<(Vec<Type>, Vec<Type>)>) ->
         (true, Some((creates, frees))) => Effects::Declared { creates, frees },
         (true, None) => Effects::Any,
     };
-    Ok(Launchable { kind: Kind::Parallel { read_only, effects }, func, arg, allocator })
+    let reads = match inputs[0] {
+        FnArg::Typed(t) => match &*t.pat {
+            Pat::Ident(p) => {
+                let mut reads = Vec::new();
+                calls_without_arguments(func.block.to_token_stream(), &p.ident, &mut reads);
+                reads
+            }
+            _ => Vec::new(),
+        },
+        FnArg::Receiver(_) => Vec::new(),
+    };
+    Ok(Launchable { kind: Kind::Parallel { read_only, effects, reads }, func, arg, allocator })
 }
 
 fn parse_new(func: ImplItemFn) -> syn::Result<Launchable> {

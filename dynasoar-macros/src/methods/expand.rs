@@ -63,19 +63,11 @@ fn launchable(
     };
 
     let (token_ty, export, run) = match l.kind {
-        Kind::Parallel { read_only, .. } => {
-            let this = if read_only { quote!(this.as_ref()) } else { quote!(this) };
-            (
-                quote!(#p::ParallelMethod<Self, #arg_ty>),
-                format!("dynasoar_do__{alloc}__{class}__{name}", alloc = l.allocator),
-                quote! {
-                    #p::parallel::run_parallel_do::<#self_ty, #arg_ty>(params, #effects, |this, dev, arg| {
-                        let _ = &arg;
-                        <#self_ty>::#hidden(#this, dev #pass_arg)
-                    })
-                },
-            )
-        }
+        Kind::Parallel { read_only, .. } => (
+            quote!(#p::ParallelMethod<Self, #arg_ty>),
+            format!("dynasoar_do__{alloc}__{class}__{name}", alloc = l.allocator),
+            do_all_body(p, self_ty, &arg_ty, read_only, &hidden, &pass_arg, effects.as_ref(), quote!(Plain)),
+        ),
         Kind::New => (
             quote!(#p::ParallelNew<Self, #arg_ty>),
             format!("dynasoar_new__{alloc}__{class}__{name}", alloc = l.allocator),
@@ -92,16 +84,75 @@ fn launchable(
         Kind::New => quote!(#p::parallel::NewParams<#arg_ty>),
     };
     let effects_arg = effects.as_ref().map(|e| quote!(, #e));
+    let mut free = entry(&host_fn, &entry_fn, &export, &params_ty, &run);
+    // A `#[parallel]` method gets a second kernel with the streaming loop, which prefetches the
+    // first field of `this` the body reads (none if it reads none: then the token leaves it out).
+    let streaming = match &l.kind {
+        Kind::Parallel { read_only, reads, .. } => {
+            let prefetch =
+                quote!(#p::parallel::Prefetch::first(&[#(<#self_ty>::__dynasoar_field(#reads)),*]));
+            let host_fn = format_ident!("__dynasoar_stream_kernel_{}_{}_{}", l.allocator, class, name);
+            let entry_fn = format_ident!("__dynasoar_stream_entry_{}_{}_{}", l.allocator, class, name);
+            let export = format!("dynasoar_stream__{alloc}__{class}__{name}", alloc = l.allocator);
+            let run = do_all_body(
+                p,
+                self_ty,
+                &arg_ty,
+                *read_only,
+                &hidden,
+                &pass_arg,
+                effects.as_ref(),
+                quote!(Streaming(#prefetch)),
+            );
+            free.extend(entry(&host_fn, &entry_fn, &export, &params_ty, &run));
+            Some(quote!(.with_streaming(#p::Kernel::new(#export, #host_fn), #prefetch)))
+        }
+        Kind::New => None,
+    };
     let token = quote! {
         #(#docs)*
         #[allow(non_upper_case_globals)]
-        #vis const #name: #token_ty = <#token_ty>::new(#p::Kernel::new(#export, #host_fn) #effects_arg);
+        #vis const #name: #token_ty = <#token_ty>::new(#p::Kernel::new(#export, #host_fn) #effects_arg) #streaming;
     };
     let assoc = quote! {
         #body_fn
         #token
     };
-    let free = quote! {
+    free.extend(quote!(#arg_check));
+    (assoc, free)
+}
+
+/// The body of a do-all kernel of the method `hidden`, with loop `DoAll::#lp`.
+#[allow(clippy::too_many_arguments)]
+fn do_all_body(
+    p: &TokenStream,
+    self_ty: &syn::Type,
+    arg_ty: &syn::Type,
+    read_only: bool,
+    hidden: &syn::Ident,
+    pass_arg: &Option<TokenStream>,
+    effects: Option<&TokenStream>,
+    lp: TokenStream,
+) -> TokenStream {
+    let this = if read_only { quote!(this.as_ref()) } else { quote!(this) };
+    quote! {
+        #p::parallel::run_parallel_do::<#self_ty, #arg_ty>(params, #effects, #p::parallel::DoAll::#lp, |this, dev, arg| {
+            let _ = &arg;
+            <#self_ty>::#hidden(#this, dev #pass_arg)
+        })
+    }
+}
+
+/// A kernel's host function `host_fn` (what the CPU backend calls) running `run`, and on
+/// nvptx its PTX entry point `export`.
+fn entry(
+    host_fn: &syn::Ident,
+    entry_fn: &syn::Ident,
+    export: &str,
+    params_ty: &TokenStream,
+    run: &TokenStream,
+) -> TokenStream {
+    quote! {
         #[doc(hidden)]
         #[allow(non_snake_case)]
         #[cfg_attr(target_arch = "nvptx64", inline(always))]
@@ -116,10 +167,7 @@ fn launchable(
         pub unsafe extern "ptx-kernel" fn #entry_fn(params: #params_ty) {
             #host_fn(params)
         }
-
-        #arg_check
-    };
-    (assoc, free)
+    }
 }
 
 /// The `Effects` value of a `#[parallel]` method; a declared class that is not in the method's

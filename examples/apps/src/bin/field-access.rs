@@ -4,7 +4,7 @@
 
 use clap::Parser;
 use dynasoar::AllocatorSpec;
-use dynasoar::host::{Result, Runtime};
+use dynasoar::host::{DoAllLoop, Result, Runtime};
 use dynasoar_examples::{CommonArgs, MODELS_PTX};
 use dynasoar_models::field_bench::{ARRAY_BUMP, ArrayParams, Scalar, ScalarHeap, VALUES};
 
@@ -14,7 +14,8 @@ struct Args {
     /// Objects.
     #[arg(long, default_value_t = 16 << 20)]
     objects: u64,
-    /// Timed repetitions (after 3 warm-up ones).
+    /// Timed repetitions (after warm-up ones: at least 3, and until the runtime has chosen
+    /// the do-all loop).
     #[arg(long, default_value_t = 20)]
     reps: u32,
     #[command(flatten)]
@@ -49,11 +50,24 @@ fn run(args: &Args) -> Result<bool> {
         .build()?;
     let exec = rt.executor();
     rt.parallel_new(Scalar::create, n)?;
-    let warmup = 3;
-    for _ in 0..warmup {
+    // Warm up until the adaptive runtime has timed both do-all loops and kept one (the CPU
+    // backend and the explicit choices decide nothing: 3 launches).
+    let decided =
+        |rt: &Runtime<ScalarHeap>| rt.do_all_loops().iter().find(|c| c.streaming.is_some()).cloned();
+    let mut warmup = 0;
+    while warmup < 3 || (warmup < 40 && !rt.do_all_loops().is_empty() && decided(&rt).is_none()) {
         rt.parallel_do(Scalar::bump)?;
+        rt.sync()?;
+        warmup += 1;
     }
-    rt.sync()?;
+    let choice = decided(&rt);
+    let loop_name = match (rt.do_all_loop(), &choice) {
+        (DoAllLoop::Plain, _) => "plain",
+        (DoAllLoop::Streaming, _) => "streaming",
+        (DoAllLoop::Adaptive, Some(c)) if c.streaming == Some(true) => "adaptive:streaming",
+        (DoAllLoop::Adaptive, Some(_)) => "adaptive:plain",
+        (DoAllLoop::Adaptive, None) => "adaptive:undecided",
+    };
     rt.take_timings()?;
     let ((), t_do) = exec.time(|| {
         for _ in 0..args.reps {
@@ -95,8 +109,13 @@ fn run(args: &Args) -> Result<bool> {
     let bytes = 2.0 * 4.0 * n as f64 * args.reps as f64;
     let gbs = |t: std::time::Duration| bytes / t.as_secs_f64() / 1e9;
     let per = |t: std::time::Duration| t.as_secs_f64() * 1e6 / args.reps as f64;
+    let trial_us = |d: Option<std::time::Duration>| {
+        d.map_or("na".to_string(), |d| format!("{:.1}", d.as_secs_f64() * 1e6))
+    };
+    let (plain_us, streaming_us) =
+        choice.as_ref().map_or(("na".into(), "na".into()), |c| (trial_us(c.plain), trial_us(c.streamed)));
     println!(
-        "bench=field-access backend={} objects={n} reps={} parallel_do_us={:.1} enum_us={:.1} method_us={:.1} copy_us={:.1} array_us={:.1} parallel_do_gbs={:.1} copy_gbs={:.1} array_gbs={:.1} ratio_vs_copy={:.3} ok={ok}",
+        "bench=field-access backend={} objects={n} reps={} loop={loop_name} trial_plain_us={plain_us} trial_streaming_us={streaming_us} parallel_do_us={:.1} enum_us={:.1} method_us={:.1} copy_us={:.1} array_us={:.1} parallel_do_gbs={:.1} copy_gbs={:.1} array_gbs={:.1} ratio_vs_copy={:.3} ok={ok}",
         exec.kind().name(),
         args.reps,
         per(t_do),
@@ -120,6 +139,9 @@ fn run(args: &Args) -> Result<bool> {
     );
     println!("{:<28} {:>12.1} {:>10.1}", "plain array kernel", per(t_array), gbs(t_array));
     println!("{:<28} {:>12.1} {:>10.1}", "device-to-device copy", per(t_copy), gbs(t_copy));
+    println!(
+        "do-all loop: {loop_name} (timed launches of the method kernel: plain {plain_us} us, streaming {streaming_us} us)"
+    );
     println!(
         "parallel_do reaches {:.0}% of the copy's bandwidth; results {}",
         100.0 * gbs(t_do) / gbs(t_copy),

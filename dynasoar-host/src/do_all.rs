@@ -1,0 +1,171 @@
+//! Which loop a `parallel_do` kernel runs: the plain one, or the streaming one, which shares
+//! list entries across a warp and prefetches the next object's first field (see
+//! `for_each_listed_streaming` in the device crate). The streaming loop makes short methods
+//! over many objects faster (`x += 1.0` over 16M objects on an H100: 75 -> 67 us) and long ones
+//! slower, for its 8 to 18 more registers (collision +46%, Generation +24% when it ran every
+//! method). Which one wins depends on the method, its class and the card, so by default the
+//! runtime times both on the first launches of each method and class and keeps the faster.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use crate::backend::{BackendKind, Executor, Marker};
+use crate::error::Result;
+
+/// Which loop `parallel_do` runs (see [`RuntimeBuilder::do_all_loop`](crate::RuntimeBuilder::do_all_loop)).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum DoAllLoop {
+    /// Time both loops on the first launches of each method and class (a first launch of
+    /// each to warm up, then [`TIMED_LAUNCHES`] of each, alternating) and keep the faster.
+    /// On the CPU backend, the plain loop.
+    #[default]
+    Adaptive,
+    /// Always the plain loop.
+    Plain,
+    /// The streaming loop for every method that has one (a `#[parallel]` method that reads a
+    /// field of `this`), the plain loop for the others.
+    Streaming,
+}
+
+/// Timed launches of each loop before [`DoAllLoop::Adaptive`] decides.
+pub const TIMED_LAUNCHES: u32 = 3;
+
+/// The streaming loop is kept only if it took less than this share of the plain loop's time:
+/// on a tie the plain loop, which costs other kernels nothing, stays.
+const STREAMING_MUST_TAKE: f64 = 0.97;
+
+/// How the next launch of a method over one class runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Pick {
+    pub streaming: bool,
+    /// Whether to time the launch (a trial of [`DoAllLoop::Adaptive`]).
+    pub timed: bool,
+}
+
+/// What the runtime decided for one method and class (see [`Runtime::do_all_loops`](crate::Runtime::do_all_loops)).
+#[derive(Clone, Debug, PartialEq)]
+pub struct LoopChoice {
+    /// The method's plain kernel.
+    pub kernel: &'static str,
+    /// The concrete class's type id.
+    pub class: u8,
+    /// `None` while still timing.
+    pub streaming: Option<bool>,
+    /// Mean device time of a timed launch of the plain and of the streaming loop.
+    pub plain: Option<Duration>,
+    pub streamed: Option<Duration>,
+}
+
+#[derive(Default)]
+struct Trial {
+    launches: u32,
+    /// Timed launches not read yet: streaming or not, and the markers around the launch.
+    pending: Vec<(bool, Marker, Marker)>,
+    /// Total time and count of the timed launches read, plain first.
+    time: [Duration; 2],
+    samples: [u32; 2],
+    streaming: Option<bool>,
+}
+
+impl Trial {
+    fn mean(&self, loop_index: usize) -> Option<Duration> {
+        (self.samples[loop_index] > 0).then(|| self.time[loop_index] / self.samples[loop_index])
+    }
+}
+
+pub(crate) struct LoopTuner {
+    mode: DoAllLoop,
+    trials: Mutex<HashMap<(&'static str, u8), Trial>>,
+}
+
+impl LoopTuner {
+    pub fn new(mode: DoAllLoop, exec: &Executor) -> Self {
+        let mode = match (mode, exec.kind()) {
+            (DoAllLoop::Adaptive, BackendKind::Cpu) => DoAllLoop::Plain,
+            (mode, _) => mode,
+        };
+        LoopTuner { mode, trials: Mutex::new(HashMap::new()) }
+    }
+
+    /// The choice in force (adaptive on the CPU backend is plain).
+    pub fn mode(&self) -> DoAllLoop {
+        self.mode
+    }
+
+    /// The loop of the next launch of `kernel` (a method with a streaming kernel) over `class`.
+    pub fn pick(&self, exec: &Executor, kernel: &'static str, class: u8) -> Result<Pick> {
+        match self.mode {
+            DoAllLoop::Plain => return Ok(Pick { streaming: false, timed: false }),
+            DoAllLoop::Streaming => return Ok(Pick { streaming: true, timed: false }),
+            DoAllLoop::Adaptive => {}
+        }
+        let mut trials = self.trials.lock().unwrap();
+        let trial = trials.entry((kernel, class)).or_default();
+        if let Some(streaming) = trial.streaming {
+            return Ok(Pick { streaming, timed: false });
+        }
+        // Read the timed launches the GPU has finished (without waiting for the others).
+        let mut i = 0;
+        while i < trial.pending.len() {
+            let (streaming, start, end) = &trial.pending[i];
+            match exec.elapsed_if_reached(start, end)? {
+                Some(d) => {
+                    let k = *streaming as usize;
+                    trial.time[k] += d;
+                    trial.samples[k] += 1;
+                    let (_, start, end) = trial.pending.swap_remove(i);
+                    exec.recycle(start);
+                    exec.recycle(end);
+                }
+                None => i += 1,
+            }
+        }
+        if trial.samples.iter().all(|&n| n >= TIMED_LAUNCHES) {
+            let mean = |k: usize| trial.time[k].as_secs_f64() / f64::from(trial.samples[k]);
+            let streaming = mean(1) < STREAMING_MUST_TAKE * mean(0);
+            trial.streaming = Some(streaming);
+            for (_, start, end) in trial.pending.drain(..) {
+                exec.recycle(start);
+                exec.recycle(end);
+            }
+            return Ok(Pick { streaming, timed: false });
+        }
+        // Alternate, so that a run whose work grows or shrinks weighs both alike; the first
+        // launch of each loop (its module load, cold caches) is not timed.
+        let streaming = trial.launches % 2 == 1;
+        let timed = trial.launches >= 2
+            && trial.samples[streaming as usize] + trial.pending_of(streaming) < TIMED_LAUNCHES;
+        trial.launches += 1;
+        Ok(Pick { streaming, timed })
+    }
+
+    /// Remember the markers around a timed launch.
+    pub fn timed(&self, kernel: &'static str, class: u8, streaming: bool, start: Marker, end: Marker) {
+        let mut trials = self.trials.lock().unwrap();
+        trials.entry((kernel, class)).or_default().pending.push((streaming, start, end));
+    }
+
+    /// The decisions and timings so far, by kernel name and class.
+    pub fn choices(&self) -> Vec<LoopChoice> {
+        let trials = self.trials.lock().unwrap();
+        let mut choices: Vec<LoopChoice> = trials
+            .iter()
+            .map(|(&(kernel, class), t)| LoopChoice {
+                kernel,
+                class,
+                streaming: t.streaming,
+                plain: t.mean(0),
+                streamed: t.mean(1),
+            })
+            .collect();
+        choices.sort_by_key(|c| (c.kernel, c.class));
+        choices
+    }
+}
+
+impl Trial {
+    fn pending_of(&self, streaming: bool) -> u32 {
+        self.pending.iter().filter(|p| p.0 == streaming).count() as u32
+    }
+}
