@@ -77,6 +77,31 @@ impl Trial {
 pub(crate) struct LoopTuner {
     mode: DoAllLoop,
     trials: Mutex<HashMap<(&'static str, u8), Trial>>,
+    /// Print the decisions when the runtime goes (`DYNASOAR_DO_ALL_REPORT=1`).
+    report: bool,
+}
+
+impl Drop for LoopTuner {
+    fn drop(&mut self) {
+        if !self.report {
+            return;
+        }
+        let us = |d: Option<Duration>| d.map_or("-".to_string(), |d| format!("{:.1}", d.as_secs_f64() * 1e6));
+        for c in self.choices() {
+            let choice = match c.streaming {
+                Some(true) => "streaming",
+                Some(false) => "plain",
+                None => "undecided",
+            };
+            eprintln!(
+                "do-all loop {} class {}: {choice} (plain {} us, streaming {} us)",
+                c.kernel,
+                c.class,
+                us(c.plain),
+                us(c.streamed)
+            );
+        }
+    }
 }
 
 impl LoopTuner {
@@ -85,7 +110,8 @@ impl LoopTuner {
             (DoAllLoop::Adaptive, BackendKind::Cpu) => DoAllLoop::Plain,
             (mode, _) => mode,
         };
-        LoopTuner { mode, trials: Mutex::new(HashMap::new()) }
+        let report = std::env::var("DYNASOAR_DO_ALL_REPORT").is_ok_and(|v| v == "1");
+        LoopTuner { mode, trials: Mutex::new(HashMap::new()), report }
     }
 
     /// The choice in force (adaptive on the CPU backend is plain).
