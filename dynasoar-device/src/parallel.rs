@@ -341,7 +341,7 @@ fn for_each_listed_streaming(
     let lanes = u32::MAX >> (32 - arch::WARP_SIZE);
     // Thread blocks are whole warps and start at multiples of the block size, so a warp's
     // lanes are the grid's threads `warp_first..warp_first + WARP_SIZE`.
-    let lane = first % arch::WARP_SIZE;
+    let lane = first & (arch::WARP_SIZE - 1);
     let warp_first = first - lane;
     let lead = warp_first / n;
     // A warp of a class with a multiple of 32 objects per block covers one position (stated
