@@ -306,9 +306,12 @@ fn for_each_listed(heap: &Heap<'_>, class: u8, objects: u32, parity: u32, mut f:
 /// ahead, the entries are never waited for, and a lane knows its next object's block before it
 /// visits the current one: it prefetches the field the method reads first
 /// ([`Prefetch`]) so that one object's loads overlap the previous object's method. Measured on
-/// an H100 with `x += 1.0` over 16M objects: 74 us with one entry load per round and no
-/// prefetch, the same with shared entries alone, 64 us with the prefetch (the copy of the same
-/// bytes: 48 us). A prefetch computed from entries loaded per round did not help (75 -> 74 us).
+/// an H100 with `x += 1.0` over 16M objects: 75 us with one entry load per round and no
+/// prefetch (the plain loop), about the same with shared entries alone, 63 us with the
+/// prefetch and N a constant of the kernel (the copy of the same bytes: 48 us). A prefetch
+/// computed from entries loaded per round did not help (75 -> 74 us). The price is about 11
+/// more registers per kernel, which long methods pay for: the host runs this loop only where
+/// asked (`DoAllLoop` in the host crate).
 ///
 /// The state is 32-bit where it can be (the host launches fewer than 2^31 threads and a heap
 /// has fewer than 2^31 blocks, see `HeapPlan`), the heap's geometry is read once, not after

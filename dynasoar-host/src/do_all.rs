@@ -1,10 +1,16 @@
 //! Which loop a `parallel_do` kernel runs: the plain one, or the streaming one, which shares
 //! list entries across a warp and prefetches the next object's first field (see
-//! `for_each_listed_streaming` in the device crate). The streaming loop makes short methods
-//! over many objects faster (`x += 1.0` over 16M objects on an H100: 75 -> 67 us) and long ones
-//! slower, for its 8 to 18 more registers (collision +46%, Generation +24% when it ran every
-//! method). Which one wins depends on the method, its class and the card, so by default the
-//! runtime times both on the first launches of each method and class and keeps the faster.
+//! `for_each_listed_streaming` in the device crate).
+//!
+//! The streaming loop makes short methods over many objects faster (`x += 1.0` over 16M
+//! objects on an H100: 75 -> 63 us, 64% -> 76% of the copy's bandwidth) and long ones slower,
+//! for its 11 more registers on average (run for every method: traffic +20%, Generation +26%,
+//! Sugarscape +18% on an H200). So the plain loop is the default, and the streaming one is
+//! chosen for a runtime ([`DoAllLoop::Streaming`]) or tried per method and class
+//! ([`DoAllLoop::Adaptive`]). The adaptive choice is not the default: it decides on the first
+//! launches, and what it keeps there does not always hold for the whole run (on an H100:
+//! Sugarscape -3%, but Wa-Tor +5% and traffic +4 to 10% against the plain loop, every kernel
+//! it kept being faster in its trials).
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -16,13 +22,13 @@ use crate::error::Result;
 /// Which loop `parallel_do` runs (see [`RuntimeBuilder::do_all_loop`](crate::RuntimeBuilder::do_all_loop)).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum DoAllLoop {
+    /// Always the plain loop (the default).
+    #[default]
+    Plain,
     /// Time both loops on the first launches of each method and class (a first launch of
     /// each to warm up, then [`TIMED_LAUNCHES`] of each, alternating) and keep the faster.
     /// On the CPU backend, the plain loop.
-    #[default]
     Adaptive,
-    /// Always the plain loop.
-    Plain,
     /// The streaming loop for every method that has one (a `#[parallel]` method that reads a
     /// field of `this`), the plain loop for the others.
     Streaming,

@@ -225,8 +225,8 @@ impl<A: AllocatorSpec> RuntimeBuilder<A> {
         self
     }
 
-    /// Which loop `parallel_do` kernels run (default [`DoAllLoop::Adaptive`]: both timed on
-    /// the first launches of each method and class, the faster kept; see
+    /// Which loop `parallel_do` kernels run (default [`DoAllLoop::Plain`]; the streaming loop
+    /// suits short methods over many objects, see [`DoAllLoop`] and
     /// [`Runtime::do_all_loops`]). `DYNASOAR_DO_ALL=plain|streaming|adaptive` overrides it.
     pub fn do_all_loop(mut self, choice: DoAllLoop) -> Self {
         self.do_all_loop = choice;
@@ -438,7 +438,7 @@ impl<A: AllocatorSpec> Runtime<A> {
             profile: false,
             profile_methods: std::env::var_os("DYNASOAR_PROFILE").is_some(),
             reuse_listings: std::env::var("DYNASOAR_REUSE_LISTINGS").map_or(true, |v| v != "0"),
-            do_all_loop: DoAllLoop::Adaptive,
+            do_all_loop: DoAllLoop::Plain,
             _alloc: PhantomData,
         }
     }
