@@ -537,3 +537,32 @@ pub fn run_gather<T: Class>(p: GatherParams) {
         }
     });
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn streaming_grids_keep_every_slot_fixed() {
+        for objects in 1..=64u32 {
+            for most in [1u32, 7, 132, 1056, 4224] {
+                let blocks = do_all_blocks(objects, 256, most);
+                assert!((256 * blocks).is_multiple_of(objects), "N = {objects}, {blocks} blocks");
+                assert!(blocks <= most.max(objects), "N = {objects}: {blocks} blocks for at most {most}");
+                assert!(blocks + 64 > most || blocks >= most, "N = {objects}: {blocks} of {most}");
+            }
+        }
+        assert_eq!(do_all_blocks(64, 256, 1056), 1056);
+        assert_eq!(do_all_blocks(48, 256, 1056), 1056);
+        assert_eq!(do_all_blocks(63, 256, 1056), 1008);
+        assert_eq!(do_all_blocks(63, 256, 10), 63);
+    }
+
+    #[test]
+    fn prefetch_takes_the_first_field_found() {
+        let a = Prefetch::field(8, 4);
+        assert_eq!(Prefetch::first(&[None, Some(a), Some(Prefetch::field(0, 8))]), a);
+        assert!(!Prefetch::first(&[None, None]).is_some());
+        assert!(same_name("speed", "speed") && !same_name("speed", "spee") && !same_name("a", "b"));
+    }
+}

@@ -331,3 +331,24 @@ fn check_arg_pattern(func: &ImplItemFn) -> syn::Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::calls_without_arguments;
+
+    #[test]
+    fn reads_are_argument_less_calls_on_this_in_order() {
+        let body: proc_macro2::TokenStream = syn::parse_quote! {{
+            let v = this.speed();
+            if this.other.len() > 0 { return; }
+            this.set_speed(v + 1.0);
+            let n = f(this.position(), that.size());
+            for _ in 0..3 { let _ = this.speed(); }
+            this.cells_at(2);
+        }};
+        let this: syn::Ident = syn::parse_quote!(this);
+        let mut found = Vec::new();
+        calls_without_arguments(body, &this, &mut found);
+        assert_eq!(found, ["speed", "position"]);
+    }
+}
