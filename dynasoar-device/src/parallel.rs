@@ -154,8 +154,8 @@ pub const fn do_all_block_threads(objects: u32, max_threads: u32) -> u32 {
 /// Thread blocks of a streaming do-all launch of `threads` each (a multiple of the warp size)
 /// for a class with `objects` per block: the most up to `most` (at least one's worth) that make
 /// the grid's thread count a multiple of `objects`, so that each thread keeps one slot for the
-/// whole loop (see [`for_each_listed`]). For 64 or any power of two, `most` itself; at worst
-/// (odd counts) a multiple of `objects` blocks, fewer than 64 short of `most`.
+/// whole loop (see [`for_each_listed_streaming`]). For 64 or any power of two, `most` itself;
+/// at worst (odd counts) a multiple of `objects` blocks, fewer than 63 short of `most`.
 pub const fn do_all_blocks(objects: u32, threads: u32, most: u32) -> u32 {
     let n = if objects == 0 { 1 } else { objects };
     let (mut a, mut b) = (n, if threads == 0 { 1 } else { threads });
@@ -167,8 +167,8 @@ pub const fn do_all_blocks(objects: u32, threads: u32, most: u32) -> u32 {
     if blocks == 0 { unit } else { blocks }
 }
 
-/// The field of `this` that a do-all method reads first: the loop prefetches it for the
-/// thread's next object, so that the method's first load finds it in L2. `#[soa_methods]`
+/// The field of `this` that a do-all method reads first: the streaming loop prefetches it for
+/// the thread's next object, so that the method's first load finds it in L2. `#[soa_methods]`
 /// finds it in the method's body (the first `this.field()` call); gathers prefetch nothing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Prefetch {
