@@ -220,6 +220,18 @@ pub const fn same_name(a: &str, b: &str) -> bool {
     true
 }
 
+/// The address of listed block `index`, with what the do-all loops know of it stated so that
+/// building an object's handle and decoding it in the method fold away.
+#[inline(always)]
+fn block_address(blocks_at: u64, block_bytes: u32, index: u32) -> u64 {
+    let block = blocks_at + index as u64 * block_bytes as u64;
+    // SAFETY: blocks start at the heap's 256-byte aligned base (a CUDA or CPU-backend
+    // allocation) plus multiples of `BLOCK_ALIGN`, below the handle limit (`HeapPlan` checks
+    // the block size and the limit).
+    unsafe { core::hint::assert_unchecked(block.is_multiple_of(BLOCK_ALIGN) && block < ADDRESS_LIMIT) };
+    block
+}
+
 /// Visit the listed blocks of `class` (N objects per block) with a fixed grid: call `f` with
 /// every object whose bit is set in its block's iteration bitmap.
 ///
@@ -279,15 +291,7 @@ fn for_each_listed(heap: &Heap<'_>, class: u8, objects: u32, parity: u32, mut f:
         let next = entry(ahead.min(blocks - 1));
         let (index, snapshot) = current;
         if snapshot & bit != 0 {
-            let block = blocks_at + index as u64 * block_bytes as u64;
-            // SAFETY: blocks start at the heap's 256-byte aligned base (a CUDA or CPU-backend
-            // allocation) plus multiples of `BLOCK_ALIGN`, below the handle limit (`HeapPlan`
-            // checks the block size and the limit); stated so that the handle's encoding folds
-            // away.
-            unsafe {
-                core::hint::assert_unchecked(block.is_multiple_of(BLOCK_ALIGN) && block < ADDRESS_LIMIT)
-            };
-            f(RawHandle::new(block, slot, n, class));
+            f(RawHandle::new(block_address(blocks_at, block_bytes, index), slot, n, class));
         }
         if ahead >= blocks {
             break;
@@ -396,14 +400,7 @@ fn for_each_listed_streaming(
             (0, 0)
         }
     };
-    let block_at = |index: u32| {
-        let block = blocks_at + index as u64 * block_bytes as u64;
-        // SAFETY: blocks start at the heap's 256-byte aligned base (a CUDA or CPU-backend
-        // allocation) plus multiples of `BLOCK_ALIGN`, below the handle limit (`HeapPlan`
-        // checks the block size and the limit); stated so that the handle's encoding folds away.
-        unsafe { core::hint::assert_unchecked(block.is_multiple_of(BLOCK_ALIGN) && block < ADDRESS_LIMIT) };
-        block
-    };
+    let block_at = |index: u32| block_address(blocks_at, block_bytes, index);
     let prefetch_at = DATA_OFFSET + n as u64 * prefetch.offset as u64 + slot as u64 * prefetch.size as u64;
 
     // `lead` is below `blocks` (< 2^31) and so is `step`: `at + step` cannot wrap.

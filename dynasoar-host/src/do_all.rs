@@ -78,6 +78,31 @@ impl Trial {
     fn mean(&self, loop_index: usize) -> Option<Duration> {
         (self.samples[loop_index] > 0).then(|| self.time[loop_index] / self.samples[loop_index])
     }
+
+    /// Timed launches of `streaming` not read yet.
+    fn pending_of(&self, streaming: bool) -> u32 {
+        self.pending.iter().filter(|p| p.0 == streaming).count() as u32
+    }
+
+    /// Add the timed launches the GPU has finished (without waiting for the others).
+    fn read_finished(&mut self, exec: &Executor) -> Result<()> {
+        let mut i = 0;
+        while i < self.pending.len() {
+            let (streaming, start, end) = &self.pending[i];
+            match exec.elapsed_if_reached(start, end)? {
+                Some(d) => {
+                    let k = *streaming as usize;
+                    self.time[k] += d;
+                    self.samples[k] += 1;
+                    let (_, start, end) = self.pending.swap_remove(i);
+                    exec.recycle(start);
+                    exec.recycle(end);
+                }
+                None => i += 1,
+            }
+        }
+        Ok(())
+    }
 }
 
 pub(crate) struct LoopTuner {
@@ -137,25 +162,11 @@ impl LoopTuner {
         if let Some(streaming) = trial.streaming {
             return Ok(Pick { streaming, timed: false });
         }
-        // Read the timed launches the GPU has finished (without waiting for the others).
-        let mut i = 0;
-        while i < trial.pending.len() {
-            let (streaming, start, end) = &trial.pending[i];
-            match exec.elapsed_if_reached(start, end)? {
-                Some(d) => {
-                    let k = *streaming as usize;
-                    trial.time[k] += d;
-                    trial.samples[k] += 1;
-                    let (_, start, end) = trial.pending.swap_remove(i);
-                    exec.recycle(start);
-                    exec.recycle(end);
-                }
-                None => i += 1,
-            }
-        }
-        if trial.samples.iter().all(|&n| n >= TIMED_LAUNCHES) {
-            let mean = |k: usize| trial.time[k].as_secs_f64() / f64::from(trial.samples[k]);
-            let streaming = mean(1) < STREAMING_MUST_TAKE * mean(0);
+        trial.read_finished(exec)?;
+        if let (Some(plain), Some(streamed)) = (trial.mean(0), trial.mean(1))
+            && trial.samples.iter().all(|&n| n >= TIMED_LAUNCHES)
+        {
+            let streaming = streamed < plain.mul_f64(STREAMING_MUST_TAKE);
             trial.streaming = Some(streaming);
             for (_, start, end) in trial.pending.drain(..) {
                 exec.recycle(start);
@@ -193,11 +204,5 @@ impl LoopTuner {
             .collect();
         choices.sort_by_key(|c| (c.kernel, c.class));
         choices
-    }
-}
-
-impl Trial {
-    fn pending_of(&self, streaming: bool) -> u32 {
-        self.pending.iter().filter(|p| p.0 == streaming).count() as u32
     }
 }

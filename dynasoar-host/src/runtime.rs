@@ -550,7 +550,8 @@ impl<A: AllocatorSpec> Runtime<A> {
         }
         // Each span after the first starts where the one before it ended.
         let mut chained = matches!(self.store, Store::Aos(_));
-        let mut launched = Vec::new();
+        // Which of the method's kernels ran, to name them in errors.
+        let (mut ran_plain, mut ran_streaming) = (false, false);
         for class in ClassInfo::concrete_in(A::CLASSES, T::SUBTREE) {
             let id = class.type_id;
             let kept = listings.as_ref().and_then(|l| l.kept(id));
@@ -592,9 +593,8 @@ impl<A: AllocatorSpec> Runtime<A> {
             if let Some(start) = start {
                 self.loops.timed(kernel.name(), id, pick.streaming, start, self.exec.marker()?);
             }
-            if !launched.contains(&launch.name()) {
-                launched.push(launch.name());
-            }
+            ran_plain |= !pick.streaming;
+            ran_streaming |= pick.streaming;
             chained = true;
             if let Some(l) = &mut listings {
                 l.current &= !method.effects().changed();
@@ -604,7 +604,11 @@ impl<A: AllocatorSpec> Runtime<A> {
             l.writes = self.exec.device_writes();
         }
         drop(listings);
-        self.launched(&launched)
+        match method.streaming_kernel().filter(|_| ran_streaming) {
+            Some(streaming) if ran_plain => self.launched(&[kernel.name(), streaming.name()]),
+            Some(streaming) => self.launched(&[streaming.name()]),
+            None => self.launched(&[kernel.name()]),
+        }
     }
 
     /// Whole waves of `kernel`, a do-all or gather over `class` with the plain loop, in blocks

@@ -193,6 +193,17 @@ fn check_plain_fn(func: &ImplItemFn, usage: &str) -> syn::Result<()> {
     Ok(())
 }
 
+/// The name of a parameter bound to a plain identifier.
+fn param_name(arg: &FnArg) -> Option<&syn::Ident> {
+    match arg {
+        FnArg::Typed(t) => match &*t.pat {
+            Pat::Ident(p) => Some(&p.ident),
+            _ => None,
+        },
+        FnArg::Receiver(_) => None,
+    }
+}
+
 fn param_type(arg: &FnArg) -> Option<&Type> {
     match arg {
         FnArg::Typed(t) => Some(&t.ty),
@@ -263,29 +274,16 @@ fn parse_parallel(func: ImplItemFn, declared: Option<(Vec<Type>, Vec<Type>)>) ->
     // Creating or freeing takes the `dev` parameter (and macros in the body are expanded
     // hygienically, so they cannot name it unless given its name): a body that never names it
     // changes no class's objects.
-    let dev_named = match inputs[1] {
-        FnArg::Typed(t) => match &*t.pat {
-            Pat::Ident(p) => mentions(func.block.to_token_stream(), &p.ident),
-            _ => false,
-        },
-        FnArg::Receiver(_) => false,
-    };
+    let dev_named = param_name(inputs[1]).is_some_and(|dev| mentions(func.block.to_token_stream(), dev));
     let effects = match (dev_named, declared) {
         (false, _) => Effects::None,
         (true, Some((creates, frees))) => Effects::Declared { creates, frees },
         (true, None) => Effects::Any,
     };
-    let reads = match inputs[0] {
-        FnArg::Typed(t) => match &*t.pat {
-            Pat::Ident(p) => {
-                let mut reads = Vec::new();
-                calls_without_arguments(func.block.to_token_stream(), &p.ident, &mut reads);
-                reads
-            }
-            _ => Vec::new(),
-        },
-        FnArg::Receiver(_) => Vec::new(),
-    };
+    let mut reads = Vec::new();
+    if let Some(this) = param_name(inputs[0]) {
+        calls_without_arguments(func.block.to_token_stream(), this, &mut reads);
+    }
     Ok(Launchable { kind: Kind::Parallel { read_only, effects, reads }, func, arg, allocator })
 }
 

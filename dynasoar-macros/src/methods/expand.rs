@@ -62,11 +62,21 @@ fn launchable(
         Kind::New => None,
     };
 
+    // The body of a do-all kernel of the method, with loop `DoAll::#lp`.
+    let do_all_body = |read_only: bool, lp: TokenStream| {
+        let this = if read_only { quote!(this.as_ref()) } else { quote!(this) };
+        quote! {
+            #p::parallel::run_parallel_do::<#self_ty, #arg_ty>(params, #effects, #p::parallel::DoAll::#lp, |this, dev, arg| {
+                let _ = &arg;
+                <#self_ty>::#hidden(#this, dev #pass_arg)
+            })
+        }
+    };
     let (token_ty, export, run) = match l.kind {
         Kind::Parallel { read_only, .. } => (
             quote!(#p::ParallelMethod<Self, #arg_ty>),
             format!("dynasoar_do__{alloc}__{class}__{name}", alloc = l.allocator),
-            do_all_body(p, self_ty, &arg_ty, read_only, &hidden, &pass_arg, effects.as_ref(), quote!(Plain)),
+            do_all_body(read_only, quote!(Plain)),
         ),
         Kind::New => (
             quote!(#p::ParallelNew<Self, #arg_ty>),
@@ -85,29 +95,21 @@ fn launchable(
     };
     let effects_arg = effects.as_ref().map(|e| quote!(, #e));
     let mut free = entry(&host_fn, &entry_fn, &export, &params_ty, &run);
-    // A `#[parallel]` method gets a second kernel with the streaming loop, which prefetches the
-    // first field of `this` the body reads (none if it reads none: then the token leaves it out).
+    // A `#[parallel]` method that calls `this.name()` gets a second kernel with the streaming
+    // loop, which prefetches the first of those names that is a field (if none is, the token
+    // leaves the kernel out).
     let streaming = match &l.kind {
-        Kind::Parallel { read_only, reads, .. } => {
+        Kind::Parallel { read_only, reads, .. } if !reads.is_empty() => {
             let prefetch =
                 quote!(#p::parallel::Prefetch::first(&[#(<#self_ty>::__dynasoar_field(#reads)),*]));
             let host_fn = format_ident!("__dynasoar_stream_kernel_{}_{}_{}", l.allocator, class, name);
             let entry_fn = format_ident!("__dynasoar_stream_entry_{}_{}_{}", l.allocator, class, name);
             let export = format!("dynasoar_stream__{alloc}__{class}__{name}", alloc = l.allocator);
-            let run = do_all_body(
-                p,
-                self_ty,
-                &arg_ty,
-                *read_only,
-                &hidden,
-                &pass_arg,
-                effects.as_ref(),
-                quote!(Streaming(#prefetch)),
-            );
+            let run = do_all_body(*read_only, quote!(Streaming(#prefetch)));
             free.extend(entry(&host_fn, &entry_fn, &export, &params_ty, &run));
             Some(quote!(.with_streaming(#p::Kernel::new(#export, #host_fn), #prefetch)))
         }
-        Kind::New => None,
+        _ => None,
     };
     let token = quote! {
         #(#docs)*
@@ -120,27 +122,6 @@ fn launchable(
     };
     free.extend(quote!(#arg_check));
     (assoc, free)
-}
-
-/// The body of a do-all kernel of the method `hidden`, with loop `DoAll::#lp`.
-#[allow(clippy::too_many_arguments)]
-fn do_all_body(
-    p: &TokenStream,
-    self_ty: &syn::Type,
-    arg_ty: &syn::Type,
-    read_only: bool,
-    hidden: &syn::Ident,
-    pass_arg: &Option<TokenStream>,
-    effects: Option<&TokenStream>,
-    lp: TokenStream,
-) -> TokenStream {
-    let this = if read_only { quote!(this.as_ref()) } else { quote!(this) };
-    quote! {
-        #p::parallel::run_parallel_do::<#self_ty, #arg_ty>(params, #effects, #p::parallel::DoAll::#lp, |this, dev, arg| {
-            let _ = &arg;
-            <#self_ty>::#hidden(#this, dev #pass_arg)
-        })
-    }
 }
 
 /// A kernel's host function `host_fn` (what the CPU backend calls) running `run`, and on
