@@ -5,16 +5,18 @@
 //! The streaming loop makes short methods over many objects faster (`x += 1.0` over 16M
 //! objects on an H100: 75 -> 63 us, 64% -> 76% of the copy's bandwidth) and long ones slower,
 //! for its 11 more registers on average (run for every method: traffic +20%, Generation +26%,
-//! Sugarscape +18% on an H200). So the plain loop is the default, and the streaming one is
-//! chosen for a runtime ([`DoAllLoop::Streaming`]) or tried per method and class
-//! ([`DoAllLoop::Adaptive`]). The adaptive choice is not the default: it decides on the first
-//! launches, and what it keeps there does not always hold for the whole run (on an H100:
-//! Sugarscape -3%, but Wa-Tor +5% and traffic +4 to 10% against the plain loop, every kernel
-//! it kept being faster in its trials).
+//! Sugarscape +18% on an H200). So by default ([`DoAllLoop::Auto`]) a method streams only where
+//! its streaming kernel still fills a multiprocessor (on Hopper: at most 32 registers), which
+//! is what short methods compile to. The adaptive choice, which times both loops on the first
+//! launches of each method and class, is not the default: what it keeps there does not always
+//! hold for the whole run (on an H100: Sugarscape -3%, but Wa-Tor +5% and traffic +4 to 10%
+//! against the plain loop, every kernel it kept being faster in its trials).
 
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Duration;
+
+use dynasoar_device::{Kernel, Plain};
 
 use crate::backend::{BackendKind, Executor, Marker};
 use crate::error::Result;
@@ -22,8 +24,12 @@ use crate::error::Result;
 /// Which loop `parallel_do` runs (see [`RuntimeBuilder::do_all_loop`](crate::RuntimeBuilder::do_all_loop)).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum DoAllLoop {
-    /// Always the plain loop (the default).
+    /// The streaming loop for methods whose streaming kernel fills a multiprocessor at the
+    /// launch's block size (its registers cost no occupancy), the plain loop for the others
+    /// (the default). On the CPU backend, the plain loop.
     #[default]
+    Auto,
+    /// Always the plain loop.
     Plain,
     /// Time both loops on the first launches of each method and class (a first launch of
     /// each to warm up, then [`TIMED_LAUNCHES`] of each, alternating) and keep the faster.
@@ -124,13 +130,11 @@ impl Drop for LoopTuner {
                 Some(false) => "plain",
                 None => "undecided",
             };
-            eprintln!(
-                "do-all loop {} class {}: {choice} (plain {} us, streaming {} us)",
-                c.kernel,
-                c.class,
-                us(c.plain),
-                us(c.streamed)
-            );
+            let why = match (c.plain, c.streamed) {
+                (None, None) => "by the streaming kernel's occupancy".to_string(),
+                (plain, streamed) => format!("plain {} us, streaming {} us", us(plain), us(streamed)),
+            };
+            eprintln!("do-all loop {} class {}: {choice} ({why})", c.kernel, c.class);
         }
     }
 }
@@ -138,29 +142,42 @@ impl Drop for LoopTuner {
 impl LoopTuner {
     pub fn new(mode: DoAllLoop, exec: &Executor) -> Self {
         let mode = match (mode, exec.kind()) {
-            (DoAllLoop::Adaptive, BackendKind::Cpu) => DoAllLoop::Plain,
+            (DoAllLoop::Adaptive | DoAllLoop::Auto, BackendKind::Cpu) => DoAllLoop::Plain,
             (mode, _) => mode,
         };
         let report = std::env::var("DYNASOAR_DO_ALL_REPORT").is_ok_and(|v| v == "1");
         LoopTuner { mode, trials: Mutex::new(HashMap::new()), report }
     }
 
-    /// The choice in force (adaptive on the CPU backend is plain).
+    /// The choice in force (adaptive and auto on the CPU backend are plain).
     pub fn mode(&self) -> DoAllLoop {
         self.mode
     }
 
-    /// The loop of the next launch of `kernel` (a method with a streaming kernel) over `class`.
-    pub fn pick(&self, exec: &Executor, kernel: &'static str, class: u8) -> Result<Pick> {
+    /// The loop of the next launch of `kernel` (a method whose streaming kernel is
+    /// `streaming`, launched in blocks of `threads`) over `class`.
+    pub fn pick<P: Plain>(
+        &self,
+        exec: &Executor,
+        kernel: &'static str,
+        streaming: &Kernel<P>,
+        threads: u32,
+        class: u8,
+    ) -> Result<Pick> {
         match self.mode {
             DoAllLoop::Plain => return Ok(Pick { streaming: false, timed: false }),
             DoAllLoop::Streaming => return Ok(Pick { streaming: true, timed: false }),
-            DoAllLoop::Adaptive => {}
+            DoAllLoop::Auto | DoAllLoop::Adaptive => {}
         }
         let mut trials = self.trials.lock().unwrap();
         let trial = trials.entry((kernel, class)).or_default();
         if let Some(streaming) = trial.streaming {
             return Ok(Pick { streaming, timed: false });
+        }
+        if self.mode == DoAllLoop::Auto {
+            let fills = exec.fills_multiprocessors(streaming, threads)?;
+            trial.streaming = Some(fills);
+            return Ok(Pick { streaming: fills, timed: false });
         }
         trial.read_finished(exec)?;
         if let (Some(plain), Some(streamed)) = (trial.mean(0), trial.mean(1))

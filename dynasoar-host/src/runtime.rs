@@ -225,9 +225,9 @@ impl<A: AllocatorSpec> RuntimeBuilder<A> {
         self
     }
 
-    /// Which loop `parallel_do` kernels run (default [`DoAllLoop::Plain`]; the streaming loop
-    /// suits short methods over many objects, see [`DoAllLoop`] and
-    /// [`Runtime::do_all_loops`]). `DYNASOAR_DO_ALL=plain|streaming|adaptive` overrides it.
+    /// Which loop `parallel_do` kernels run (default [`DoAllLoop::Auto`]: the streaming loop
+    /// for short methods, see [`DoAllLoop`] and [`Runtime::do_all_loops`]).
+    /// `DYNASOAR_DO_ALL=auto|plain|streaming|adaptive` overrides it.
     pub fn do_all_loop(mut self, choice: DoAllLoop) -> Self {
         self.do_all_loop = choice;
         self
@@ -261,12 +261,13 @@ impl<A: AllocatorSpec> RuntimeBuilder<A> {
             _ => None,
         };
         let do_all_loop = match std::env::var("DYNASOAR_DO_ALL").as_deref() {
+            Ok("auto") => DoAllLoop::Auto,
             Ok("plain") => DoAllLoop::Plain,
             Ok("streaming") => DoAllLoop::Streaming,
             Ok("adaptive") => DoAllLoop::Adaptive,
             Ok(other) => {
                 return Err(Error::InvalidArgument(format!(
-                    "DYNASOAR_DO_ALL={other}: expected plain, streaming or adaptive"
+                    "DYNASOAR_DO_ALL={other}: expected auto, plain, streaming or adaptive"
                 )));
             }
             Err(_) => self.do_all_loop,
@@ -438,7 +439,7 @@ impl<A: AllocatorSpec> Runtime<A> {
             profile: false,
             profile_methods: std::env::var_os("DYNASOAR_PROFILE").is_some(),
             reuse_listings: std::env::var("DYNASOAR_REUSE_LISTINGS").map_or(true, |v| v != "0"),
-            do_all_loop: DoAllLoop::Plain,
+            do_all_loop: DoAllLoop::Auto,
             _alloc: PhantomData,
         }
     }
@@ -578,7 +579,7 @@ impl<A: AllocatorSpec> Runtime<A> {
             };
             let (launch, pick) = match (&self.store, method.streaming_kernel()) {
                 (Store::Soa(_), Some(streaming)) => {
-                    let pick = self.loops.pick(&self.exec, kernel.name(), id)?;
+                    let pick = self.loops.pick(&self.exec, kernel.name(), streaming, THREADS, id)?;
                     (if pick.streaming { streaming } else { kernel }, pick)
                 }
                 _ => (kernel, Pick { streaming: false, timed: false }),
@@ -641,8 +642,8 @@ impl<A: AllocatorSpec> Runtime<A> {
         self.loops.choices()
     }
 
-    /// The do-all loop choice in force: the builder's, or `DYNASOAR_DO_ALL`'s (adaptive on
-    /// the CPU backend is plain).
+    /// The do-all loop choice in force: the builder's, or `DYNASOAR_DO_ALL`'s (auto and
+    /// adaptive on the CPU backend are plain).
     pub fn do_all_loop(&self) -> DoAllLoop {
         self.loops.mode()
     }

@@ -155,13 +155,45 @@ fn the_adaptive_loop_decides_on_gpu() {
 }
 
 #[test]
-fn the_adaptive_loop_is_plain_on_cpu() {
-    let rt = runtime_with_loop::<DemoAlloc>(None, 8 << 20, DoAllLoop::Adaptive).unwrap();
-    rt.parallel_new(Foo::create, 100).unwrap();
-    for _ in 0..12 {
-        rt.parallel_do_with(Foo::increment, 1i32).unwrap();
+fn the_adaptive_and_auto_loops_are_plain_on_cpu() {
+    for choice in [DoAllLoop::Adaptive, DoAllLoop::Auto] {
+        let rt = runtime_with_loop::<DemoAlloc>(None, 8 << 20, choice).unwrap();
+        assert_eq!(rt.do_all_loop(), DoAllLoop::Plain);
+        rt.parallel_new(Foo::create, 100).unwrap();
+        for _ in 0..12 {
+            rt.parallel_do_with(Foo::increment, 1i32).unwrap();
+        }
+        assert!(rt.do_all_loops().is_empty(), "{choice:?}: {:?}", rt.do_all_loops());
+        let mut a: Vec<i32> = rt.collect::<Foo>().unwrap().iter().map(|f| f.a).collect();
+        a.sort();
+        assert_eq!(a, (12..112).collect::<Vec<i32>>());
     }
-    assert!(rt.do_all_loops().is_empty(), "{:?}", rt.do_all_loops());
+}
+
+/// The default choice streams a method exactly when its streaming kernel fills a
+/// multiprocessor, decides on the first launch, and changes no result.
+#[test]
+fn the_auto_loop_follows_occupancy_on_gpu() {
+    let test = "the_auto_loop_follows_occupancy_on_gpu";
+    let Some(rt) = runtime_with_loop::<Zoo>(Some(test), 64 << 20, DoAllLoop::default()) else { return };
+    assert_eq!(rt.do_all_loop(), DoAllLoop::Auto);
+    zoo_semantics(&rt);
+    let choices = rt.do_all_loops();
+    assert!(!choices.is_empty());
+    for c in &choices {
+        assert!(c.streaming.is_some() && c.plain.is_none() && c.streamed.is_none(), "{c:?}");
+    }
+    let Some(rt) = runtime_with_loop::<DemoAlloc>(Some(test), 64 << 20, DoAllLoop::Auto) else { return };
+    rt.parallel_new(Foo::create, 1000).unwrap();
+    rt.parallel_do_with(Foo::increment, 1i32).unwrap();
+    let streaming = Foo::increment.streaming_kernel().expect("Foo::increment reads this.a");
+    let fills = rt.executor().fills_multiprocessors(streaming, 256).unwrap();
+    let choice = rt.do_all_loops().into_iter().find(|c| c.kernel.contains("Foo__increment")).unwrap();
+    assert_eq!(choice.streaming, Some(fills), "{choice:?}");
+    let mut a: Vec<i32> = rt.collect::<Foo>().unwrap().iter().map(|f| f.a).collect();
+    a.sort();
+    assert_eq!(a, (1..1001).collect::<Vec<i32>>());
+    println!("{test}: {choices:?}; Foo::increment fills a multiprocessor: {fills}");
 }
 
 /// An enumeration of a class in which nothing was allocated or freed since the last one reuses

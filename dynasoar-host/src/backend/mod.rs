@@ -263,10 +263,7 @@ impl Executor {
     pub fn wave_grid<P: Plain>(&self, kernel: &Kernel<P>, threads: u32) -> Result<Grid> {
         match &self.imp {
             Imp::Cuda(c) => {
-                let per_sm = c
-                    .resident_blocks(kernel.name(), threads)
-                    .map_err(|message| self.fail(KernelNames(vec![kernel.name()]), message))?
-                    .max(1) as usize;
+                let per_sm = self.resident_blocks(c, kernel, threads)?.max(1) as usize;
                 let wave = per_sm * c.multiprocessors();
                 let full = self.full_grid(threads).blocks as usize;
                 let waves = ((full + wave / 2) / wave).max(1);
@@ -274,6 +271,24 @@ impl Executor {
             }
             Imp::Cpu(_) => Ok(self.full_grid(threads)),
         }
+    }
+
+    /// Whether blocks of `threads` of `kernel` fill a multiprocessor to its thread limit (its
+    /// registers do not cut occupancy). `false` on the CPU backend.
+    pub fn fills_multiprocessors<P: Plain>(&self, kernel: &Kernel<P>, threads: u32) -> Result<bool> {
+        match &self.imp {
+            Imp::Cuda(c) => {
+                let per_sm = self.resident_blocks(c, kernel, threads)? as usize;
+                Ok(per_sm * threads as usize >= c.resident_threads() / c.multiprocessors())
+            }
+            Imp::Cpu(_) => Ok(false),
+        }
+    }
+
+    /// Blocks of `threads` of `kernel` resident on one multiprocessor at once.
+    fn resident_blocks<P: Plain>(&self, c: &cuda::CudaExec, kernel: &Kernel<P>, threads: u32) -> Result<u32> {
+        c.resident_blocks(kernel.name(), threads)
+            .map_err(|message| self.fail(KernelNames(vec![kernel.name()]), message))
     }
 
     fn check_usable(&self) -> Result<()> {
