@@ -322,6 +322,9 @@ fn for_each_listed(heap: &Heap<'_>, class: u8, objects: u32, parity: u32, mut f:
 /// every method call (whose stores the compiler cannot tell from the heap header), and the
 /// control flow around the shuffles is the same for every lane of a warp: the method alone
 /// diverges.
+/// How many rounds ahead of its visits a lane of the streaming loop prefetches.
+const PREFETCH_ROUNDS: u32 = 1;
+
 #[inline(always)]
 fn for_each_listed_streaming(
     heap: &Heap<'_>,
@@ -417,8 +420,13 @@ fn for_each_listed_streaming(
             let index = arch::shfl_u32(lanes, chunk.0, src);
             let snapshot = arch::shfl_u32(lanes, chunk.1, src);
             if prefetch.is_some() {
-                let (from, src) = if k + 1 < rounds { (chunk.0, src + spread) } else { (next.0, own) };
-                arch::prefetch_l2(block_at(arch::shfl_u32(lanes, from, src)) + prefetch_at);
+                // The object `PREFETCH_ROUNDS` rounds ahead, in this chunk or the next.
+                let ahead = k + PREFETCH_ROUNDS;
+                let (from, round) = if ahead < rounds { (chunk.0, ahead) } else { (next.0, ahead - rounds) };
+                if round < rounds {
+                    let index = arch::shfl_u32(lanes, from, own + round * spread);
+                    arch::prefetch_l2(block_at(index) + prefetch_at);
+                }
             }
             if snapshot & bit != 0 {
                 f(RawHandle::new(block_at(index), slot, n, class));
