@@ -189,25 +189,12 @@ impl Heap<'_> {
             self.raise(crate::errors::NULL_HANDLE);
             return;
         }
-        // Release: this thread's writes to the object happen before the slot is reused. Each
-        // lane fences before the group's leader frees its slot: a fence completes the lane's
-        // writes at GPU scope before the lane goes on to the group's collectives, which the
-        // leader's atomic follows.
+        // Release: this thread's writes to the object happen before the slot is reused.
         arch::fence();
         let addr = handle.block_addr();
         let index = self.block_index(addr, block_bytes);
-        // The lanes freeing objects of one block together free them in one atomic (a warp's
-        // objects often share blocks: they were allocated together).
-        let group = WarpGroup::current_with_key(index as u32);
-        let slots = group.union_of_bits(handle.slot());
-        if group.is_leader() {
-            if slots.count_ones() < group.size {
-                // Two lanes freed the same object.
-                self.raise(crate::errors::DOUBLE_FREE);
-            }
-            let preset = preset_mask(handle.objects_per_block());
-            release_slots(self, block_at(addr), index, slots, handle.type_id(), preset);
-        }
+        let preset = preset_mask(handle.objects_per_block());
+        release_slot(self, block_at(addr), index, handle.slot(), handle.type_id(), preset);
     }
 }
 
@@ -350,7 +337,12 @@ fn reserve_slots<C: ClassSpec, S: BlockStore, const LOSSES: u32>(
             #[cfg(loom)]
             ROLLBACKS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             let preset = preset_mask(store.class_objects(type_id));
-            release_slots(store, block, index, r.slots, type_id, preset);
+            let mut slots = r.slots;
+            while slots != 0 {
+                let slot = slots.trailing_zeros();
+                slots &= slots - 1;
+                release_slot(store, block, index, slot, type_id, preset);
+            }
         }
         // The block filled up (or changed class) since we found it: another warp won. Look
         // again with a new rotation (and sleep only if we keep losing).
@@ -394,7 +386,7 @@ fn initialize_free_block<C: ClassSpec, S: BlockStore>(
         }
         seed = next_seed(seed);
     };
-    // Acquire: pairs with the release in `release_slots` before the block was published as
+    // Acquire: pairs with the release in `release_slot` before the block was published as
     // free, so the previous owner's invalidation of the block's bitmap is ordered before our
     // reset of it below (without it, the reset could land first and leave the block "full").
     arch::fence();
@@ -421,22 +413,20 @@ fn initialize_free_block<C: ClassSpec, S: BlockStore>(
     Some((index, slots))
 }
 
-/// Free `slots` (bits) of block `index` of class `type_id` (Alg. 2, for several slots in one
-/// atomic), updating the block bitmaps.
+/// Free `slot` of block `index` of class `type_id` (Alg. 2), updating the block bitmaps.
 #[inline]
-pub fn release_slots<S: BlockStore>(
+pub fn release_slot<S: BlockStore>(
     store: &S,
     block: &BlockHeader,
     index: u64,
-    slots: u64,
+    slot: u32,
     type_id: u8,
     preset: u64,
 ) {
-    let release = block.release(slots, preset);
-    if release.is_none_or(|r| r.not_allocated != 0) {
+    let Some(release) = block.release(slot, preset) else {
         store.raise(crate::errors::DOUBLE_FREE);
-    }
-    let Some(release) = release else { return };
+        return;
+    };
     store.class_changed(type_id);
     if release.was_full {
         store.active(type_id).set(index);

@@ -70,32 +70,11 @@ impl BitmapGeometry {
     }
 }
 
-/// Index of the first container of `level` in a bitmap of `bits` bits (`level_start` of its
-/// geometry), computed rather than loaded.
-///
-/// The walks through the levels compute their starts from `bits`, read once: a load of the
-/// geometry between two atomics on containers cannot be hoisted above the first (each atomic is
-/// a compiler barrier), so each level cost a load of its start and then one of its container,
-/// two dependent round trips once a fence had emptied the L1.
-#[inline(always)]
-pub const fn level_start(bits: u64, level: u32) -> u64 {
-    let (mut start, mut len, mut below) = (0, bits, 0);
-    while below < level {
-        len = len.div_ceil(64);
-        start += len;
-        below += 1;
-    }
-    start
-}
-
 impl BitmapGeometry {
     /// Index of the first container of `level` (`level < levels`).
     #[inline(always)]
     pub fn start(&self, level: u32) -> u64 {
         debug_assert!(level < self.levels);
-        if level == 0 {
-            return 0;
-        }
         // SAFETY: `levels <= MAX_LEVELS` by construction and callers pass `level < levels`;
         // unchecked, so the hot paths carry no bounds-check panics.
         unsafe { *self.level_start.get_unchecked(level as usize) }
@@ -158,15 +137,9 @@ impl<'a> Bitmap<'a> {
     #[inline(always)]
     pub fn container(&self, level: u32, index: u64) -> &'a Atomic64 {
         debug_assert!(index < self.geometry.len(level), "container {index} of level {level}");
-        self.at(self.geometry.start(level) + index)
-    }
-
-    /// The container at flat index `at` (below the geometry's `containers`).
-    #[inline(always)]
-    fn at(&self, at: u64) -> &'a Atomic64 {
-        debug_assert!(at < self.geometry.containers, "container {at}");
-        // SAFETY: `at < containers` (callers derive it from the geometry and a position below
-        // `bits`); the storage is valid for `'a` (constructors).
+        let at = self.geometry.start(level) + index;
+        // SAFETY: `at < containers` for a valid (level, index), see above; the storage is
+        // valid for `'a` (constructors).
         unsafe { &*self.containers.add(at as usize) }
     }
 
@@ -192,10 +165,9 @@ impl<'a> Bitmap<'a> {
     /// [`set`](Self::set) of bit `pos` of `first` and the levels above.
     #[inline]
     fn set_from_level(&self, first: u32, pos: u64) {
-        let (bits, levels) = (self.geometry.bits, self.geometry.levels);
         let mut pos = pos;
-        for level in first..levels {
-            let container = self.at(level_start(bits, level) + pos / 64);
+        for level in first..self.geometry.levels {
+            let container = self.container(level, pos / 64);
             let mask = 1u64 << (pos % 64);
             let mut backoff = Backoff::new();
             let prev = loop {
@@ -242,10 +214,9 @@ impl<'a> Bitmap<'a> {
     /// up while that empties containers too).
     #[inline]
     pub fn clear_in_level_above(&self, level: u32, index: u64) {
-        let (bits, levels) = (self.geometry.bits, self.geometry.levels);
         let mut pos = index;
-        for level in level + 1..levels {
-            let container = self.at(level_start(bits, level) + pos / 64);
+        for level in level + 1..self.geometry.levels {
+            let container = self.container(level, pos / 64);
             let mask = 1u64 << (pos % 64);
             let mut backoff = Backoff::new();
             let prev = loop {
@@ -267,17 +238,16 @@ impl<'a> Bitmap<'a> {
     /// `None` if none was found (the bitmap may be empty, or transiently inconsistent).
     #[inline]
     pub fn try_find_set(&self, seed: u64) -> Option<u64> {
-        let (bits, levels) = (self.geometry.bits, self.geometry.levels);
         let mut index = 0u64;
-        let mut level = levels;
+        let mut level = self.geometry.levels;
         while level > 0 {
             level -= 1;
-            let set = self.at(level_start(bits, level) + index).load();
+            let bits = self.container(level, index).load();
             let rotation = (seed >> (6 * level)) as u32;
-            let bit = rotate_find(set, rotation)?;
+            let bit = rotate_find(bits, rotation)?;
             index = index * 64 + bit as u64;
         }
-        (index < bits).then_some(index)
+        (index < self.geometry.bits).then_some(index)
     }
 
     /// Find and clear some set bit (paper's `clear()`), retrying with new seeds; `None` after
@@ -406,21 +376,6 @@ mod tests {
         assert_eq!(g.level_len[..4], [4097, 65, 2, 1]);
         assert_eq!(g.level_start[..4], [0, 4097, 4162, 4164]);
         assert!(BitmapGeometry::new(0).is_none());
-    }
-
-    #[test]
-    fn computed_level_starts_match_the_geometry() {
-        for bits in [1, 2, 63, 64, 65, 4095, 4096, 4097, 262_145, 300_000, 1 << 30, (1 << 36) - 1, 1 << 36] {
-            let g = BitmapGeometry::new(bits).unwrap();
-            for level in 0..g.levels {
-                assert_eq!(
-                    level_start(bits, level),
-                    g.level_start[level as usize],
-                    "bits {bits} level {level}"
-                );
-                assert_eq!(g.start(level), g.level_start[level as usize]);
-            }
-        }
     }
 
     #[test]

@@ -56,15 +56,13 @@ pub struct Reservation {
     pub filled_block: bool,
 }
 
-/// What freeing slots did to their block.
+/// What freeing one slot did to its block.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Release {
     /// The block was full: the caller must activate it again.
     pub was_full: bool,
     /// The block has no objects left: the caller should try to invalidate and free it.
     pub emptied: bool,
-    /// Slots asked to be freed that were not allocated (double frees).
-    pub not_allocated: u64,
 }
 
 impl BlockHeader {
@@ -106,19 +104,15 @@ impl BlockHeader {
         }
     }
 
-    /// Free `slots` (bits) in one atomic AND. `None` if none of them was allocated (double
-    /// frees); otherwise those that were not are in [`Release::not_allocated`].
+    /// Free `slot`. `None` if the slot was not allocated (a double free).
     #[inline]
-    pub fn release(&self, slots: u64, preset: u64) -> Option<Release> {
-        let before = self.alloc.fetch_and(!slots);
-        if before & slots == 0 {
+    pub fn release(&self, slot: u32, preset: u64) -> Option<Release> {
+        let mask = 1u64 << slot;
+        let before = self.alloc.fetch_and(!mask);
+        if before & mask == 0 {
             return None;
         }
-        Some(Release {
-            was_full: before == u64::MAX,
-            emptied: before & !slots == preset,
-            not_allocated: slots & !before,
-        })
+        Some(Release { was_full: before == u64::MAX, emptied: before & !mask == preset })
     }
 
     /// Invalidate an empty block by acquiring all its slots at once (Alg. 7), so that no one can
@@ -197,29 +191,9 @@ mod tests {
         let block = BlockHeader::new(preset, 0);
         let r = block.reserve(2, 0).unwrap();
         assert!(r.filled_block);
-        assert_eq!(
-            block.release(1, preset),
-            Some(Release { was_full: true, emptied: false, not_allocated: 0 })
-        );
-        assert_eq!(block.release(1, preset), None);
-        assert_eq!(
-            block.release(2, preset),
-            Some(Release { was_full: false, emptied: true, not_allocated: 0 })
-        );
-    }
-
-    #[test]
-    fn releasing_several_slots_at_once_reports_the_transitions_and_double_frees() {
-        let preset = preset_mask(8);
-        let block = BlockHeader::new(preset, 0);
-        block.reserve(8, 0).unwrap();
-        let r = block.release(0b0000_0111, preset).unwrap();
-        assert_eq!(r, Release { was_full: true, emptied: false, not_allocated: 0 });
-        // Slots 1 and 2 are free already: the others are freed, those two reported.
-        let r = block.release(0b1111_1110, preset).unwrap();
-        assert_eq!(r, Release { was_full: false, emptied: true, not_allocated: 0b0000_0110 });
-        assert_eq!(block.alloc.load(), preset);
-        assert_eq!(block.release(0b1, preset), None);
+        assert_eq!(block.release(0, preset), Some(Release { was_full: true, emptied: false }));
+        assert_eq!(block.release(0, preset), None);
+        assert_eq!(block.release(1, preset), Some(Release { was_full: false, emptied: true }));
     }
 
     #[test]
@@ -227,10 +201,7 @@ mod tests {
         let preset = preset_mask(1);
         let block = BlockHeader::new(preset, 0);
         block.reserve(1, 0).unwrap();
-        assert_eq!(
-            block.release(1, preset),
-            Some(Release { was_full: true, emptied: true, not_allocated: 0 })
-        );
+        assert_eq!(block.release(0, preset), Some(Release { was_full: true, emptied: true }));
     }
 
     #[test]

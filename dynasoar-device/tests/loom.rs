@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use dynasoar_device::allocator::{
-    BlockStore, DEFAULT_LOSSES_BEFORE_NEW_BLOCK, ROLLBACKS, allocate_in_group, release_slots,
+    BlockStore, DEFAULT_LOSSES_BEFORE_NEW_BLOCK, ROLLBACKS, allocate_in_group, release_slot,
 };
 use dynasoar_device::arch::WarpGroup;
 use dynasoar_device::arch::atomic::{Atomic32, Atomic64};
@@ -69,11 +69,11 @@ impl Store {
 
     fn free(&self, h: RawHandle) {
         let index = self.index_of(h);
-        release_slots(
+        release_slot(
             self,
             &self.blocks[index as usize],
             index,
-            1 << h.slot(),
+            h.slot(),
             h.type_id(),
             preset_mask(h.objects_per_block()),
         );

@@ -69,19 +69,6 @@ impl WarpGroup {
         shfl_u64(self.mask, value, self.leader)
     }
 
-    /// The bits `1 << bit` of every lane of the group, or-ed (`bit < 64`), on every lane.
-    #[inline(always)]
-    pub fn union_of_bits(&self, bit: u32) -> u64 {
-        let mut lanes = self.mask;
-        let mut union = 0u64;
-        while lanes != 0 {
-            let lane = lanes.trailing_zeros();
-            lanes &= lanes - 1;
-            union |= 1u64 << (shfl_u32(self.mask, bit, lane) & 63);
-        }
-        union
-    }
-
     /// Sum of `value` over the lanes of the group below this one, and over the whole group.
     #[inline(always)]
     pub fn exclusive_sum(&self, value: u32) -> (u32, u32) {
