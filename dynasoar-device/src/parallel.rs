@@ -322,7 +322,8 @@ fn for_each_listed(heap: &Heap<'_>, class: u8, objects: u32, parity: u32, mut f:
 /// every method call (whose stores the compiler cannot tell from the heap header), and the
 /// control flow around the shuffles is the same for every lane of a warp: the method alone
 /// diverges.
-/// How many rounds ahead of its visits a lane of the streaming loop prefetches.
+/// How many rounds ahead of its visits a lane of the streaming loop prefetches. Two made no
+/// difference on an H100 (field access 63.9 us against 64.2-64.5 with one, in one call).
 const PREFETCH_ROUNDS: u32 = 1;
 
 #[inline(always)]

@@ -82,7 +82,11 @@ fn measure(args: &Args, exec_options: ExecutorOptions, choice: DoAllLoop) -> Res
     let mut want: Vec<f32> = (0..n).map(|i| (i % VALUES) as f32 + bumps).collect();
     want.sort_by(f32::total_cmp);
     let per = |t: std::time::Duration| t.as_secs_f64() * 1e6 / args.reps as f64;
-    let streamed = rt.do_all_loops().iter().any(|c| c.streaming == Some(true));
+    let streamed = match rt.do_all_loop() {
+        DoAllLoop::Streaming => true,
+        DoAllLoop::Plain => false,
+        DoAllLoop::Auto | DoAllLoop::Adaptive => rt.do_all_loops().iter().any(|c| c.streaming == Some(true)),
+    };
     Ok(DoAllRun {
         ran: if streamed { "streaming" } else { "plain" },
         per_pass: per(t_do),
