@@ -34,7 +34,9 @@ pack() { # side, source dir, target dir
 }
 names=()
 for side in $SIDES; do
-  name=${side%%:*} commit=${side#*:}
+  name=${side%%:*}
+  # Resolved here: in the side's worktree, HEAD would name that worktree's own commit.
+  commit=$(git rev-parse --verify "${side#*:}^{commit}")
   tree=$here/../dynasoar-ab-$name
   if [[ ! -d $tree ]]; then git worktree add --detach "$tree" "$commit" >&2; fi
   git -C "$tree" checkout --detach --quiet "$commit"
