@@ -300,6 +300,10 @@ fn for_each_listed(heap: &Heap<'_>, class: u8, objects: u32, parity: u32, mut f:
     }
 }
 
+/// How many rounds ahead of its visits a lane of the streaming loop prefetches. Two made no
+/// difference on an H100 (field access 63.9 us against 64.2-64.5 with one, in one call).
+const PREFETCH_ROUNDS: u32 = 1;
+
 /// [`for_each_listed`] for short methods, the streaming loop: the same objects, visited in the
 /// same rounds, in a grid of whole warps whose thread count is a multiple of N (see
 /// [`do_all_blocks`]); another grid raises [`errors::BAD_GRID`] and visits nothing.
@@ -314,18 +318,15 @@ fn for_each_listed(heap: &Heap<'_>, class: u8, objects: u32, parity: u32, mut f:
 /// prefetch (the plain loop), about the same with shared entries alone, 63 us with the
 /// prefetch and N a constant of the kernel (the copy of the same bytes: 48 us). A prefetch
 /// computed from entries loaded per round did not help (75 -> 74 us). The price is about 11
-/// more registers per kernel, which long methods pay for: the host runs this loop only where
-/// asked (`DoAllLoop` in the host crate).
+/// more registers per kernel, which long methods pay for: by default the host runs this loop
+/// only for methods whose kernel still fills a multiprocessor, and otherwise where asked
+/// (`DoAllLoop` in the host crate).
 ///
 /// The state is 32-bit where it can be (the host launches fewer than 2^31 threads and a heap
 /// has fewer than 2^31 blocks, see `HeapPlan`), the heap's geometry is read once, not after
 /// every method call (whose stores the compiler cannot tell from the heap header), and the
 /// control flow around the shuffles is the same for every lane of a warp: the method alone
 /// diverges.
-/// How many rounds ahead of its visits a lane of the streaming loop prefetches. Two made no
-/// difference on an H100 (field access 63.9 us against 64.2-64.5 with one, in one call).
-const PREFETCH_ROUNDS: u32 = 1;
-
 #[inline(always)]
 fn for_each_listed_streaming(
     heap: &Heap<'_>,
