@@ -1,8 +1,7 @@
 //! Field-access benchmark (issue: the DSL): `parallel_do` over N objects of a class with one
 //! `f32` field doing `x += 1.0`, with the default do-all loop choice and with each of the two
-//! loops forced, compared in the same run
-//! with a device-to-device copy of the same bytes and a plain-array kernel. Bandwidth counts
-//! bytes read plus bytes written.
+//! loops forced, compared in the same run with a device-to-device copy of the same bytes and a
+//! plain-array kernel. Bandwidth counts bytes read plus bytes written.
 
 use clap::Parser;
 use dynasoar::AllocatorSpec;
@@ -45,6 +44,11 @@ struct DoAllRun {
     ok: bool,
 }
 
+/// Microseconds per repetition of `total` over `reps` repetitions.
+fn us_per_rep(total: std::time::Duration, reps: u32) -> f64 {
+    total.as_secs_f64() * 1e6 / reps as f64
+}
+
 /// `parallel_do(Scalar::bump)` over `args.objects` new objects with do-all loop `choice`.
 fn measure(args: &Args, exec_options: ExecutorOptions, choice: DoAllLoop) -> Result<DoAllRun> {
     let n = args.objects;
@@ -81,7 +85,7 @@ fn measure(args: &Args, exec_options: ExecutorOptions, choice: DoAllLoop) -> Res
     let bumps = (warmup + args.reps) as f32;
     let mut want: Vec<f32> = (0..n).map(|i| (i % VALUES) as f32 + bumps).collect();
     want.sort_by(f32::total_cmp);
-    let per = |t: std::time::Duration| t.as_secs_f64() * 1e6 / args.reps as f64;
+    let per = |t| us_per_rep(t, args.reps);
     let streamed = match rt.do_all_loop() {
         DoAllLoop::Streaming => true,
         DoAllLoop::Plain => false,
@@ -135,7 +139,7 @@ fn run(args: &Args) -> Result<bool> {
     })?;
 
     let ok = runs.iter().all(|(_, r)| r.ok);
-    let per = |t: std::time::Duration| t.as_secs_f64() * 1e6 / args.reps as f64;
+    let per = |t| us_per_rep(t, args.reps);
     let (copy, array) = (per(t_copy), per(t_array));
     let gbs = |us: f64| 2.0 * 4.0 * n as f64 / us / 1e3;
     for (name, r) in &runs {
