@@ -250,6 +250,20 @@ impl<'a> Bitmap<'a> {
         (index < self.geometry.bits).then_some(index)
     }
 
+    /// Clear a set bit of the level-0 container that holds bit `near` (picked with a rotation
+    /// from `seed`), for callers that expect set bits near one they had; `None` if that
+    /// container is empty or another thread cleared the bit first.
+    #[inline]
+    pub fn try_clear_near(&self, near: u64, seed: u64) -> Option<u64> {
+        if near >= self.geometry.bits {
+            return None;
+        }
+        let index = near / 64;
+        let bit = rotate_find(self.container(0, index).load(), seed as u32)?;
+        let pos = index * 64 + bit as u64;
+        (pos < self.geometry.bits && self.try_clear(pos)).then_some(pos)
+    }
+
     /// Find and clear some set bit (paper's `clear()`), retrying with new seeds; `None` after
     /// `attempts` finds came back empty.
     #[inline]
@@ -361,6 +375,26 @@ mod tests {
 
     fn storage(g: &BitmapGeometry, ones: u64) -> Vec<Atomic64> {
         (0..g.containers).map(|i| Atomic64::new(init_container(g, i, ones))).collect()
+    }
+
+    #[test]
+    fn clear_near_takes_bits_of_the_same_container_only() {
+        let g = BitmapGeometry::new(200).unwrap();
+        let s = storage(&g, 0);
+        let b = Bitmap::new(&g, &s);
+        for pos in [3, 70, 71, 199] {
+            b.set(pos);
+        }
+        // Container 1 holds 70 and 71; asking near 100 takes one of them.
+        let first = b.try_clear_near(100, 5).unwrap();
+        let second = b.try_clear_near(64, 0).unwrap();
+        assert_eq!([first.min(second), first.max(second)], [70, 71]);
+        assert_eq!(b.try_clear_near(127, 0), None, "container 1 is empty now");
+        assert_eq!(b.try_clear_near(150, 9), None, "container 2 has no set bit");
+        assert_eq!(b.try_clear_near(195, 9), Some(199));
+        assert_eq!(b.try_clear_near(200, 0), None, "past the last bit");
+        assert_eq!(b.check_consistent(), Ok(()));
+        assert_eq!(b.try_find_set(0), Some(3));
     }
 
     #[test]

@@ -33,8 +33,27 @@ pub const BLOCK_ALIGN: u64 = 128;
 pub struct BlockHeader {
     /// Bit `i` set iff slot `i` is allocated (or unusable, see [`preset_mask`]).
     pub alloc: Atomic64,
-    /// Type id of the block's class while it is allocated.
+    /// Type id of the block's class while it is allocated, plus the [`OWNED`] flag.
     pub type_id: Atomic32,
+}
+
+/// Flag in a block's type word: the block is *owned*, and its "has free slots" state is held by
+/// this flag instead of its bit in the class's active bitmap.
+///
+/// A leader that opens a block for a request of at least half a block keeps the rest for its
+/// warp slot's next requests (the allocator's hint table) instead of publishing it, so that the
+/// other warps do not all race for it through the active bitmap. The flag is one token of the
+/// block's active state: whoever must deactivate the block (the reservation that fills it, the
+/// invalidation that frees it) takes the flag if it is set and clears the active bit only if it
+/// is not, and publishing the block moves the token from the flag to the active bit. Setting
+/// the active bit (a free in a full block) always uses the bitmap. So at rest a block with free
+/// slots holds exactly one token, and a full or free block none.
+pub const OWNED: u32 = 1 << 31;
+
+/// The class named by a block's type word.
+#[inline(always)]
+pub const fn class_of(type_word: u32) -> u8 {
+    type_word as u8
 }
 
 #[cfg(not(loom))]

@@ -7,12 +7,12 @@
 use std::sync::Arc;
 
 use dynasoar_device::allocator::{
-    BlockStore, DEFAULT_LOSSES_BEFORE_NEW_BLOCK, ROLLBACKS, allocate_in_group, release_slot,
+    BlockStore, DEFAULT_LOSSES_BEFORE_NEW_BLOCK, ROLLBACKS, allocate_in_group, publish, release_slot,
 };
 use dynasoar_device::arch::WarpGroup;
 use dynasoar_device::arch::atomic::{Atomic32, Atomic64};
 use dynasoar_device::bitmap::{Bitmap, BitmapGeometry, init_container};
-use dynasoar_device::block::{BlockHeader, preset_mask};
+use dynasoar_device::block::{BlockHeader, OWNED, preset_mask};
 use dynasoar_device::{ClassSpec, RawHandle};
 use loom::thread;
 
@@ -35,6 +35,8 @@ struct Store {
     allocated: Vec<Vec<Atomic64>>,
     active: Vec<Vec<Atomic64>>,
     blocks: Vec<BlockHeader>,
+    /// One hint per class, shared by all threads (as warps sharing an entry would).
+    hints: Vec<Vec<Atomic64>>,
     free_count: Atomic64,
     failed: Atomic32,
     initializing: Atomic32,
@@ -52,6 +54,7 @@ impl Store {
             allocated: objects.iter().map(|_| containers(&geometry, 0)).collect(),
             active: objects.iter().map(|_| containers(&geometry, 0)).collect(),
             blocks: (0..blocks).map(|_| BlockHeader::new(0, 0)).collect(),
+            hints: objects.iter().map(|_| vec![Atomic64::new(0)]).collect(),
             free_count: Atomic64::new(blocks),
             failed: Atomic32::new(0),
             initializing: Atomic32::new(0),
@@ -92,12 +95,15 @@ impl Store {
                 (true, []) => free_blocks += 1,
                 (false, [c]) => {
                     let block = &self.blocks[index as usize];
-                    assert_eq!(block.type_id.load(), *c as u32, "block {index} type");
+                    let word = block.type_id.load();
+                    assert_eq!(word & !OWNED, *c as u32, "block {index} type");
                     let preset = preset_mask(self.objects[*c as usize]);
                     let alloc = block.alloc.load();
                     assert_ne!(alloc, preset, "block {index} allocated but empty");
                     assert_eq!(alloc & preset, preset);
-                    assert_eq!(self.active(*c).get(index), alloc != u64::MAX, "block {index} active bit");
+                    // Exactly one token of the active state (bit or owned flag) iff not full.
+                    let tokens = self.active(*c).get(index) as u32 + (word & OWNED != 0) as u32;
+                    assert_eq!(tokens, (alloc != u64::MAX) as u32, "block {index} active tokens");
                     live[*c as usize] += (alloc & !preset).count_ones() as u64;
                 }
                 other => panic!("block {index}: {other:?}"),
@@ -139,6 +145,15 @@ impl BlockStore for Store {
     fn coalescing_misses(&self) -> &Atomic32 {
         &self.misses
     }
+    fn owns_blocks(&self) -> bool {
+        true
+    }
+    fn hint(&self, class: u8) -> &Atomic64 {
+        &self.hints[class as usize][0]
+    }
+    fn hints(&self, class: u8) -> &[Atomic64] {
+        &self.hints[class as usize]
+    }
     fn class_objects(&self, class: u8) -> u32 {
         self.objects[class as usize]
     }
@@ -154,6 +169,7 @@ impl ClassSpec for A {
     const OBJECTS_PER_BLOCK: u32 = 2;
     const BLOCK_BYTES: u64 = 4096;
     const NAME: &'static str = "A";
+    const OWNS_BLOCKS: bool = true;
 }
 
 /// Class 1: two objects per block.
@@ -163,6 +179,7 @@ impl ClassSpec for B {
     const OBJECTS_PER_BLOCK: u32 = 2;
     const BLOCK_BYTES: u64 = 4096;
     const NAME: &'static str = "B";
+    const OWNS_BLOCKS: bool = true;
 }
 
 fn alloc<C: ClassSpec>(store: &Store) -> Option<RawHandle> {
@@ -274,10 +291,14 @@ fn block_reused_for_another_class_during_allocation_is_rolled_back() {
         let got_a = t1.join().unwrap();
         let got_b = t2.join().unwrap().expect("a block was free for the B");
         assert_eq!(got_b.type_id(), 1);
-        assert_eq!(store.blocks[store.index_of(got_b) as usize].type_id.load(), 1);
+        assert_eq!(store.blocks[store.index_of(got_b) as usize].type_id.load() & !OWNED, 1);
         if let Some(h) = got_a {
             assert_eq!(h.type_id(), 0);
-            assert_eq!(store.blocks[store.index_of(h) as usize].type_id.load(), 0, "A object in a B block");
+            assert_eq!(
+                store.blocks[store.index_of(h) as usize].type_id.load() & !OWNED,
+                0,
+                "A object in a B block"
+            );
         }
         let live = store.check();
         assert_eq!(live[1], 3);
@@ -287,4 +308,34 @@ fn block_reused_for_another_class_during_allocation_is_rolled_back() {
         ROLLBACKS.load(std::sync::atomic::Ordering::Relaxed) > 0,
         "no explored interleaving reached the rollback"
     );
+}
+
+#[test]
+fn owned_block_filled_freed_and_published_at_once_keeps_one_token() {
+    model(|| {
+        let store = Arc::new(Store::new(2, &[2]));
+        // A request of half a block opens block 0 as owned: its free slot is the owner's.
+        let first = alloc::<A>(&store).unwrap();
+        let index = store.index_of(first);
+        assert_ne!(store.blocks[index as usize].type_id.load() & OWNED, 0, "the opener owns its block");
+        assert!(!store.active(0).get(index), "an owned block is not in the active bitmap");
+        // T1 allocates through the hint (and fills the block), T2 publishes the block as when
+        // blocks run out, and this thread frees the first object meanwhile.
+        let t1 = {
+            let s = store.clone();
+            thread::spawn(move || alloc::<A>(&s).unwrap())
+        };
+        let t2 = {
+            let s = store.clone();
+            thread::spawn(move || publish(&*s, index))
+        };
+        store.free(first);
+        let second = t1.join().unwrap();
+        t2.join().unwrap();
+        assert_eq!(store.errors.load(), 0);
+        assert_eq!(store.check(), vec![1]);
+        store.free(second);
+        assert_eq!(store.check(), vec![0]);
+        assert_eq!(store.free_count.load(), 2);
+    });
 }

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use dynasoar_device::DevPtr;
 use dynasoar_device::RawHandle;
-use dynasoar_device::block::{BLOCK_ALIGN, DATA_OFFSET, preset_mask};
+use dynasoar_device::block::{BLOCK_ALIGN, DATA_OFFSET, OWNED, preset_mask};
 use dynasoar_device::heap::kernels::{
     EnumerateParams, HEAP_ENUMERATE, HEAP_INIT, HEAP_STATS, InitParams, StatsParams,
 };
@@ -35,6 +35,19 @@ pub struct DeviceHeap {
     parity: Vec<AtomicU32>,
 }
 
+/// `DYNASOAR_OWNED_BLOCKS=on|off` (default on): whether warps that allocate at least half a
+/// block at once keep the rest of the blocks they open for their next allocations (see
+/// `dynasoar_device::block::OWNED`), or publish them at once as the paper's allocator does.
+fn owned_blocks_from_env() -> Result<bool> {
+    match std::env::var("DYNASOAR_OWNED_BLOCKS").as_deref() {
+        Ok("on") | Err(_) => Ok(true),
+        Ok("off") => Ok(false),
+        Ok(other) => {
+            Err(Error::InvalidArgument(format!("DYNASOAR_OWNED_BLOCKS={other}: expected on or off")))
+        }
+    }
+}
+
 impl DeviceHeap {
     /// Allocate and initialise a heap of at most `heap_bytes` bytes with blocks of
     /// `block_bytes` for `classes` (in type-id order).
@@ -43,8 +56,9 @@ impl DeviceHeap {
         // Check the request before taking device memory.
         HeapPlan::new(0, heap_bytes, block_bytes, &objects).map_err(plan_error)?;
         let buffer = exec.alloc_zeroed::<u8>(heap_bytes as usize)?;
-        let plan =
+        let mut plan =
             HeapPlan::new(buffer.ptr().addr(), heap_bytes, block_bytes, &objects).map_err(plan_error)?;
+        plan.config.owned_blocks = owned_blocks_from_env()? as u32;
         let heap = DeviceHeap {
             buffer,
             config: plan.config,
@@ -340,7 +354,7 @@ impl HeapSnapshot {
         let class = h.type_id();
         (class as usize) < self.classes.len()
             && heap.allocated(class).get(index)
-            && heap.block(index).type_id.load() == class as u32
+            && heap.block(index).type_id.load() & !OWNED == class as u32
             && heap.block(index).alloc.load() & (1 << h.slot()) != 0
             && h.slot() < self.classes[class as usize].objects_per_block
     }
@@ -372,8 +386,8 @@ impl HeapSnapshot {
     }
 
     /// Check every invariant that holds when no kernel is running: bitmap levels consistent;
-    /// each block free or allocated to exactly one class, of that class's type; active exactly
-    /// for non-full allocated blocks; no allocated block empty; the free count equal to the free
+    /// each block free or allocated to exactly one class, of that class's type; active or owned
+    /// (exactly one of them) exactly for non-full allocated blocks; no allocated block empty; the free count equal to the free
     /// bitmap.
     pub fn check(&self) -> std::result::Result<SnapshotSummary, String> {
         let heap = self.heap();
@@ -403,7 +417,8 @@ impl HeapSnapshot {
                 (false, [c]) => {
                     let class = &self.classes[*c as usize];
                     let block = heap.block(index);
-                    let ty = block.type_id.load();
+                    let word = block.type_id.load();
+                    let ty = word & !OWNED;
                     if ty != *c as u32 {
                         return Err(format!("block {index} of {} has type id {ty}", class.name));
                     }
@@ -415,10 +430,13 @@ impl HeapSnapshot {
                     if alloc == preset {
                         return Err(format!("block {index} of {} is allocated but empty", class.name));
                     }
+                    // A block with room holds exactly one token of its active state: its bit
+                    // in the active bitmap, or its owned flag (see `block::OWNED`).
                     let active = heap.active(*c).get(index);
-                    if active != (alloc != u64::MAX) {
+                    let owned = word & OWNED != 0;
+                    if active as u32 + owned as u32 != (alloc != u64::MAX) as u32 {
                         return Err(format!(
-                            "block {index} of {}: active = {active} with bitmap {alloc:#x}",
+                            "block {index} of {}: active = {active}, owned = {owned} with bitmap {alloc:#x}",
                             class.name
                         ));
                     }

@@ -60,6 +60,20 @@ pub fn sm_id() -> u32 {
     coords().block_idx
 }
 
+/// The CPU stand-in for the warp slot: 0, as each emulated block runs its threads one after
+/// another on one OS thread, so its block index alone tells concurrent threads apart.
+#[inline(always)]
+pub fn warp_slot() -> u32 {
+    0
+}
+
+/// The CPU stand-in for `%gridid`: 0 (the CPU backend's warps are single threads, told apart
+/// by their global id).
+#[inline(always)]
+pub fn launch_id() -> u64 {
+    0
+}
+
 #[inline(always)]
 pub fn lane_id() -> u32 {
     0

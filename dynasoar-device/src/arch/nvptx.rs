@@ -127,7 +127,28 @@ pub fn nanosleep(ns: u32) {
 pub fn sm_id() -> u32 {
     let id: u32;
     // SAFETY: reads a special register.
-    unsafe { asm!("mov.u32 {id}, %smid;", id = out(reg32) id, options(nostack, nomem, pure)) };
+    unsafe { asm!("mov.u32 {id}, %smid;", id = out(reg32) id, options(nostack, nomem)) };
+    id
+}
+
+/// This warp's slot on its multiprocessor (`%warpid`, below 64 on every GPU so far). PTX does
+/// not promise it stays fixed over a warp's life (preemption may move a warp), so it may only
+/// key data that tolerates sharing, like the allocator's owned-block hints.
+#[inline(always)]
+pub fn warp_slot() -> u32 {
+    let id: u32;
+    // SAFETY: reads a special register.
+    unsafe { asm!("mov.u32 {id}, %warpid;", id = out(reg32) id, options(nostack, nomem)) };
+    id
+}
+
+/// Number of this kernel launch among all launches of the process (`%gridid`): tells the
+/// warps of one launch from those of another.
+#[inline(always)]
+pub fn launch_id() -> u64 {
+    let id: u64;
+    // SAFETY: reads a special register.
+    unsafe { asm!("mov.u64 {id}, %gridid;", id = out(reg64) id, options(nostack, nomem)) };
     id
 }
 

@@ -20,7 +20,8 @@ pub struct InitParams {
 // SAFETY: `repr(C)` plain data.
 unsafe impl Plain for InitParams {}
 
-/// Write every bitmap container (the free bitmap full, the others empty) and the heap state.
+/// Write every bitmap container (the free bitmap full, the others empty), clear the hint
+/// tables and write the heap state.
 /// The header's config must already be in place.
 #[kernel(crate = crate, name = "dynasoar_heap_init")]
 pub fn heap_init(p: InitParams) {
@@ -43,6 +44,14 @@ pub fn heap_init(p: InitParams) {
         };
         containers[i as usize].store(value);
         i += stride;
+    }
+    for class in 0..c.num_classes as u8 {
+        let hints = heap.hints(class);
+        let mut i = arch::global_thread_id();
+        while i < hints.len() {
+            hints[i].store(0);
+            i += stride as usize;
+        }
     }
     let threads = arch::global_thread_id() as u64;
     if threads < c.num_classes as u64 {

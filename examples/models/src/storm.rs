@@ -14,19 +14,22 @@ pub const SIZES: [usize; 3] = [8, 16, 40];
 const SMALLEST: u64 = layout::smallest_size(&SIZES);
 
 macro_rules! storm_class {
-    ($name:ident, $id:literal) => {
+    ($name:ident, $id:literal, $owns:literal) => {
         pub struct $name;
         impl ClassSpec for $name {
             const TYPE_ID: u8 = $id;
             const OBJECTS_PER_BLOCK: u32 = layout::objects_per_block(SIZES[$id], SMALLEST);
             const BLOCK_BYTES: u64 = layout::block_bytes(SMALLEST);
             const NAME: &'static str = stringify!($name);
+            const OWNS_BLOCKS: bool = $owns;
         }
     };
 }
-storm_class!(Small, 0);
-storm_class!(Medium, 1);
-storm_class!(Large, 2);
+storm_class!(Small, 0, false);
+storm_class!(Medium, 1, false);
+// 12 per block: on the GPU a warp's group of 6 or more lanes owns the blocks it opens, so the
+// storms exercise owned blocks too (their hand-over, publication and adoption).
+storm_class!(Large, 2, true);
 
 /// Bytes per block of the storm heap.
 pub const BLOCK_BYTES: u64 = layout::block_bytes(SMALLEST);
