@@ -5,6 +5,9 @@
 //! the block has free, in one atomic OR) and hands them out with shuffles. The leader finds
 //! blocks through the class's active bitmap with a rotation seeded per warp and per retry, and
 //! initialises a new block from the free bitmap when no active block is found.
+//! For classes that opt in (`ClassSpec::OWNS_BLOCKS`), a leader that takes at least half a
+//! block owns the blocks it opens: it keeps them in its warp slot's hint instead of publishing
+//! them (see `block::OWNED`).
 //!
 //! Independent thread scheduling: the group is taken from `activemask` at the call, every
 //! collective uses that mask, all lanes of the group run the same loop (its condition is
