@@ -512,12 +512,7 @@ fn reserve_in<C: ClassSpec, S: BlockStore>(
     let word = block.type_id.load();
     let type_id = class_of(word);
     if r.filled_block {
-        if C::OWNS_BLOCKS || type_id != C::TYPE_ID {
-            deactivate(store, block, index, word);
-        } else {
-            // Only classes that own blocks set the flag.
-            store.active(type_id).clear(index);
-        }
+        deactivate(store, block, index, word);
     }
     if type_id == C::TYPE_ID {
         return Some(r);
@@ -578,23 +573,17 @@ pub fn publish<S: BlockStore>(store: &S, index: u64) -> bool {
 /// Publish every block that a hint of `class` names; `true` if there were any. Only when blocks
 /// have run out; a leader then calls it in every round before it counts the round as starved,
 /// so that it concludes that memory ran out only after it has seen every block that an owner
-/// had hinted by then. The entries are read in batches, so that their loads overlap.
+/// had hinted by then.
 #[cold]
 fn adopt_owned_blocks<S: BlockStore>(store: &S, class: u8) -> bool {
-    const BATCH: usize = 1;
     let blocks = store.active(class).len();
     let mut any = false;
-    for entries in store.hints(class).chunks(BATCH) {
-        let mut hinted = [0u64; BATCH];
-        for (h, entry) in hinted.iter_mut().zip(entries) {
-            let e = load_latest64(entry);
-            // A filled block's token was taken when it filled; a later one is in the bitmap.
-            *h = if e & HINT_FILLED == 0 { e & HINTED_BLOCK } else { 0 };
-        }
-        for h in hinted {
-            if h != 0 && h <= blocks {
-                any |= publish(store, h - 1);
-            }
+    for entry in store.hints(class) {
+        let e = load_latest64(entry);
+        // A filled block's token was taken when it filled; a later one is in the bitmap.
+        let hinted = e & HINTED_BLOCK;
+        if e & HINT_FILLED == 0 && hinted != 0 && hinted <= blocks {
+            any |= publish(store, hinted - 1);
         }
     }
     any
