@@ -15,7 +15,7 @@
 
 use core::marker::PhantomData;
 
-use crate::arch::{Backoff, atomic::Atomic64, rotate_find};
+use crate::arch::{Backoff, atomic::Atomic64, ones_from, rotate_find};
 
 /// Most levels a bitmap can have: 64^6 = 2^36 bits.
 pub const MAX_LEVELS: usize = 6;
@@ -250,18 +250,75 @@ impl<'a> Bitmap<'a> {
         (index < self.geometry.bits).then_some(index)
     }
 
-    /// Clear a set bit of the level-0 container that holds bit `near` (picked with a rotation
-    /// from `seed`), for callers that expect set bits near one they had; `None` if that
-    /// container is empty or another thread cleared the bit first.
+    /// Clear up to `max` consecutive set bits (a *stretch*) of the level-0 container `index`,
+    /// starting at its first set bit at or after `from` (or its first set bit): the first
+    /// position and the number cleared, or `None` if the container is empty or other threads
+    /// took the stretch first. Bits of the stretch that others took meanwhile split it; we keep
+    /// the first part and give the rest back.
     #[inline]
-    pub fn try_clear_near(&self, near: u64, seed: u64) -> Option<u64> {
-        if near >= self.geometry.bits {
+    pub fn try_clear_stretch(&self, index: u64, from: u32, max: u32) -> Option<(u64, u32)> {
+        let container = self.container(0, index);
+        let bits = container.load();
+        let after = bits & (u64::MAX << (from & 63));
+        let start = if after != 0 { after.trailing_zeros() } else { rotate_find(bits, 0)? };
+        let wanted = ones_from(start, (!(bits >> start)).trailing_zeros().min(max));
+        let before = container.fetch_and(!wanted);
+        let got = before & wanted;
+        if before != 0 && before & !wanted == 0 {
+            // We emptied the container.
+            self.clear_in_level_above(0, index);
+        }
+        if got == 0 {
             return None;
         }
-        let index = near / 64;
-        let bit = rotate_find(self.container(0, index).load(), seed as u32)?;
-        let pos = index * 64 + bit as u64;
-        (pos < self.geometry.bits && self.try_clear(pos)).then_some(pos)
+        let first = got.trailing_zeros();
+        let kept = ones_from(first, (!(got >> first)).trailing_zeros());
+        if got != kept {
+            self.set_in_container(index, got & !kept);
+        }
+        Some((index * 64 + first as u64, kept.count_ones()))
+    }
+
+    /// Clear a stretch of up to `max` consecutive set bits (see [`try_clear_stretch`]), in the
+    /// container of bit `near` first, then wherever a search seeded by `seed` finds set bits;
+    /// `None` after `attempts` searches found nothing.
+    ///
+    /// [`try_clear_stretch`]: Self::try_clear_stretch
+    #[inline]
+    pub fn clear_stretch(&self, near: Option<u64>, max: u32, seed: u64, attempts: u32) -> Option<(u64, u32)> {
+        if let Some(near) = near.filter(|&n| n < self.geometry.bits)
+            && let Some(stretch) = self.try_clear_stretch(near / 64, (near % 64) as u32, max)
+        {
+            return Some(stretch);
+        }
+        let mut seed = seed;
+        let mut backoff = Backoff::new();
+        for _ in 0..attempts {
+            if let Some(pos) = self.try_find_set(seed)
+                && let Some(stretch) = self.try_clear_stretch(pos / 64, (pos % 64) as u32, max)
+            {
+                return Some(stretch);
+            }
+            backoff.retry();
+            seed = next_seed(seed);
+        }
+        None
+    }
+
+    /// Set `len` consecutive bits from `pos` (all in one level-0 container), which must be
+    /// clear.
+    #[inline]
+    pub fn set_stretch(&self, pos: u64, len: u32) {
+        self.set_in_container(pos / 64, ones_from((pos % 64) as u32, len));
+    }
+
+    /// Set `bits` (clear) in the level-0 container `index`, and its bit one level up if they are
+    /// its first.
+    #[inline]
+    fn set_in_container(&self, index: u64, bits: u64) {
+        if self.container(0, index).fetch_or(bits) == 0 {
+            self.set_in_level_above(0, index);
+        }
     }
 
     /// Find and clear some set bit (paper's `clear()`), retrying with new seeds; `None` after
@@ -378,23 +435,30 @@ mod tests {
     }
 
     #[test]
-    fn clear_near_takes_bits_of_the_same_container_only() {
-        let g = BitmapGeometry::new(200).unwrap();
-        let s = storage(&g, 0);
+    fn stretches_are_consecutive_bits_of_one_container() {
+        let g = BitmapGeometry::new(5000).unwrap();
+        let s = storage(&g, 5000);
         let b = Bitmap::new(&g, &s);
-        for pos in [3, 70, 71, 199] {
-            b.set(pos);
+        // Container 1 with bits 70..80 and 90 cleared: stretches 64..70, 80..90, 91..128.
+        for pos in (70..80).chain([90]) {
+            b.clear(pos);
         }
-        // Container 1 holds 70 and 71; asking near 100 takes one of them.
-        let first = b.try_clear_near(100, 5).unwrap();
-        let second = b.try_clear_near(64, 0).unwrap();
-        assert_eq!([first.min(second), first.max(second)], [70, 71]);
-        assert_eq!(b.try_clear_near(127, 0), None, "container 1 is empty now");
-        assert_eq!(b.try_clear_near(150, 9), None, "container 2 has no set bit");
-        assert_eq!(b.try_clear_near(195, 9), Some(199));
-        assert_eq!(b.try_clear_near(200, 0), None, "past the last bit");
+        assert_eq!(b.try_clear_stretch(1, 0, 64), Some((64, 6)));
+        assert_eq!(b.try_clear_stretch(1, 85, 4), Some((85, 4)), "from bit 85, at most 4");
+        assert_eq!(b.try_clear_stretch(1, 85, 64), Some((89, 1)), "up to the next clear bit");
+        assert_eq!(b.try_clear_stretch(1, 85, 64), Some((91, 37)), "the next set bit on");
+        assert_eq!(b.try_clear_stretch(1, 120, 64), Some((80, 5)), "wraps to the first set bit");
+        assert_eq!(b.try_clear_stretch(1, 0, 64), None, "container 1 is empty now");
         assert_eq!(b.check_consistent(), Ok(()));
-        assert_eq!(b.try_find_set(0), Some(3));
+        b.set_stretch(100, 28);
+        assert_eq!(b.check_consistent(), Ok(()));
+        assert_eq!(b.clear_stretch(Some(64), 64, 7, 4), Some((100, 28)), "near bit 64: container 1");
+        // Past the last bit: from the bit a search finds to the end of its (full) container.
+        let (pos, len) = b.clear_stretch(Some(5000), 64, 3, 4).unwrap();
+        let container_end = if pos / 64 == 78 { 5000 } else { (pos / 64 + 1) * 64 };
+        assert!(pos / 64 != 1 && pos + len as u64 == container_end, "{pos} {len}");
+        assert_eq!(b.count_ones(), 5000 - 64 - len as u64);
+        assert_eq!(b.check_consistent(), Ok(()));
     }
 
     #[test]

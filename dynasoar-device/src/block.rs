@@ -1,4 +1,4 @@
-//! Blocks: a 64-byte header (allocation bitmap, type id), padded to 128 bytes, then the data segment, where the
+//! Blocks: a 64-byte header (allocation bitmap, type id, handed-out slots), padded to 128 bytes, then the data segment, where the
 //! block's objects live in SOA layout (paper section 3, Alg. 6-7). The paper's per-block
 //! iteration bitmap lives in the enumeration list instead (see `heap`), next to the block's index.
 //!
@@ -33,27 +33,17 @@ pub const BLOCK_ALIGN: u64 = 128;
 pub struct BlockHeader {
     /// Bit `i` set iff slot `i` is allocated (or unusable, see [`preset_mask`]).
     pub alloc: Atomic64,
-    /// Type id of the block's class while it is allocated, plus the [`OWNED`] flag.
+    /// Type id of the block's class while it is allocated.
     pub type_id: Atomic32,
-}
-
-/// Flag in a block's type word: the block is *owned*, and its "has free slots" state is held by
-/// this flag instead of its bit in the class's active bitmap.
-///
-/// A leader that opens a block for a request of at least half a block keeps the rest for its
-/// warp slot's next requests (the allocator's hint table) instead of publishing it, so that the
-/// other warps do not all race for it through the active bitmap. The flag is one token of the
-/// block's active state: whoever must deactivate the block (the reservation that fills it, the
-/// invalidation that frees it) takes the flag if it is set and clears the active bit only if it
-/// is not, and publishing the block moves the token from the flag to the active bit. Setting
-/// the active bit (a free in a full block) always uses the bitmap. So at rest a block with free
-/// slots holds exactly one token, and a full or free block none.
-pub const OWNED: u32 = 1 << 31;
-
-/// The class named by a block's type word.
-#[inline(always)]
-pub const fn class_of(type_word: u32) -> u8 {
-    type_word as u8
+    /// Bit `i` clear iff slot `i` is reserved for a run (see the allocator's `runs`) and not yet
+    /// handed out: such a slot is set in `alloc` but holds no object. So the block's objects
+    /// are `alloc & handed` ([`objects`](Self::objects)).
+    ///
+    /// 0 while the block is free; set in full when a block is opened for single requests, left
+    /// 0 when it is opened for a run (whose owner sets the bits of the slots it hands out).
+    /// Every write after the heap's initialisation is a read-modify-write, so that the reset of a block's previous life and the
+    /// bits set in its next one form one chain.
+    pub handed: Atomic64,
 }
 
 #[cfg(not(loom))]
@@ -87,7 +77,23 @@ pub struct Release {
 impl BlockHeader {
     /// A standalone header (tests and loom models); blocks in a heap are initialised in place.
     pub fn new(alloc: u64, type_id: u32) -> Self {
-        BlockHeader { alloc: Atomic64::new(alloc), type_id: Atomic32::new(type_id) }
+        BlockHeader {
+            alloc: Atomic64::new(alloc),
+            type_id: Atomic32::new(type_id),
+            handed: Atomic64::new(u64::MAX),
+        }
+    }
+
+    /// A standalone header of a free block (loom models).
+    pub fn free() -> Self {
+        BlockHeader { alloc: Atomic64::new(0), type_id: Atomic32::new(0), handed: Atomic64::new(0) }
+    }
+
+    /// The slots that hold objects now (with the preset bits of classes with fewer than 64
+    /// objects per block: mask them with [`preset_mask`]).
+    #[inline(always)]
+    pub fn objects(&self) -> u64 {
+        self.alloc.load() & self.handed.load()
     }
 
     /// Reserve up to `wanted` free slots in one atomic OR (warp-aggregated Alg. 6). Starts from a
@@ -126,9 +132,14 @@ impl BlockHeader {
     /// Free `slot`. `None` if the slot was not allocated (a double free).
     #[inline]
     pub fn release(&self, slot: u32, preset: u64) -> Option<Release> {
-        let mask = 1u64 << slot;
+        self.release_slots(1 << slot, preset)
+    }
+
+    /// Free the slots of `mask` at once. `None` if any of them was not allocated.
+    #[inline]
+    pub fn release_slots(&self, mask: u64, preset: u64) -> Option<Release> {
         let before = self.alloc.fetch_and(!mask);
-        if before & mask == 0 {
+        if before & mask != mask {
             return None;
         }
         Some(Release { was_full: before == u64::MAX, emptied: before & !mask == preset })
@@ -167,7 +178,7 @@ impl BlockHeader {
 
     /// Objects in the block now (meaningful when no operation is in flight).
     pub fn live_objects(&self, preset: u64) -> u32 {
-        (self.alloc.load() & !preset).count_ones()
+        (self.objects() & !preset).count_ones()
     }
 }
 

@@ -26,11 +26,12 @@ pub trait ClassSpec: 'static {
     const BLOCK_BYTES: u64;
     /// The class's name, for messages.
     const NAME: &'static str;
-    /// Whether a warp that allocates at least half a block of this class at once owns the
-    /// blocks it opens (see [`OWNED`](crate::block::OWNED)): for classes allocated in bulk by
-    /// whole warps, as in the Linux Scalability benchmark. Off by default: the owner's path
-    /// is inlined into every kernel that allocates the class, and it took the registers of the
-    /// apps' allocating kernels up by 20-40 (Wa-Tor's spills by half, 13-17% slower runs).
+    /// Whether a warp that allocates at least half a block of this class at once takes its
+    /// slots from a run of blocks reserved for its warp slot (see the allocator's `runs`): for
+    /// classes allocated in bulk by whole warps, as in the Linux Scalability benchmark. Off by
+    /// default: the code is inlined into every kernel that allocates the class, and such code
+    /// (owned blocks, before runs) took the registers of the apps' allocating kernels up by
+    /// 20-40 (Wa-Tor's spills by half, 13-17% slower runs).
     const OWNS_BLOCKS: bool = false;
 }
 

@@ -185,7 +185,7 @@ impl<A: AllocatorSpec> Device<A> {
             let objects = heap.class_objects(class);
             let valid = !preset_mask(objects);
             heap.allocated(class).for_each_set(|index| {
-                let mut slots = heap.block(index).alloc.load() & valid;
+                let mut slots = heap.block(index).objects() & valid;
                 let addr = heap.block_addr(index);
                 while slots != 0 {
                     let slot = slots.trailing_zeros();

@@ -7,12 +7,12 @@
 use std::sync::Arc;
 
 use dynasoar_device::allocator::{
-    BlockStore, DEFAULT_LOSSES_BEFORE_NEW_BLOCK, ROLLBACKS, allocate_in_group, publish, release_slot,
+    BlockStore, DEFAULT_LOSSES_BEFORE_NEW_BLOCK, ROLLBACKS, allocate_in_group, release_runs, release_slot,
 };
 use dynasoar_device::arch::WarpGroup;
 use dynasoar_device::arch::atomic::{Atomic32, Atomic64};
 use dynasoar_device::bitmap::{Bitmap, BitmapGeometry, init_container};
-use dynasoar_device::block::{BlockHeader, OWNED, preset_mask};
+use dynasoar_device::block::{BlockHeader, preset_mask};
 use dynasoar_device::{ClassSpec, RawHandle};
 use loom::thread;
 
@@ -35,8 +35,8 @@ struct Store {
     allocated: Vec<Vec<Atomic64>>,
     active: Vec<Vec<Atomic64>>,
     blocks: Vec<BlockHeader>,
-    /// One hint per class, shared by all threads (as warps sharing an entry would).
-    hints: Vec<Vec<Atomic64>>,
+    /// One run entry per class, shared by all threads (as warps sharing an entry would).
+    runs: Vec<Vec<Atomic64>>,
     free_count: Atomic64,
     failed: Atomic32,
     initializing: Atomic32,
@@ -53,8 +53,8 @@ impl Store {
             free: containers(&geometry, blocks),
             allocated: objects.iter().map(|_| containers(&geometry, 0)).collect(),
             active: objects.iter().map(|_| containers(&geometry, 0)).collect(),
-            blocks: (0..blocks).map(|_| BlockHeader::new(0, 0)).collect(),
-            hints: objects.iter().map(|_| vec![Atomic64::new(0)]).collect(),
+            blocks: (0..blocks).map(|_| BlockHeader::free()).collect(),
+            runs: objects.iter().map(|_| vec![Atomic64::new(0)]).collect(),
             free_count: Atomic64::new(blocks),
             failed: Atomic32::new(0),
             initializing: Atomic32::new(0),
@@ -92,19 +92,21 @@ impl Store {
             let owners: Vec<u8> =
                 (0..self.objects.len() as u8).filter(|&c| self.allocated(c).get(index)).collect();
             match (free.get(index), owners.as_slice()) {
-                (true, []) => free_blocks += 1,
+                (true, []) => {
+                    free_blocks += 1;
+                    assert_eq!(self.blocks[index as usize].handed.load(), 0, "free block {index} handed");
+                }
                 (false, [c]) => {
                     let block = &self.blocks[index as usize];
-                    let word = block.type_id.load();
-                    assert_eq!(word & !OWNED, *c as u32, "block {index} type");
+                    assert_eq!(block.type_id.load(), *c as u32, "block {index} type");
                     let preset = preset_mask(self.objects[*c as usize]);
                     let alloc = block.alloc.load();
                     assert_ne!(alloc, preset, "block {index} allocated but empty");
                     assert_eq!(alloc & preset, preset);
-                    // Exactly one token of the active state (bit or owned flag) iff not full.
-                    let tokens = self.active(*c).get(index) as u32 + (word & OWNED != 0) as u32;
-                    assert_eq!(tokens, (alloc != u64::MAX) as u32, "block {index} active tokens");
-                    live[*c as usize] += (alloc & !preset).count_ones() as u64;
+                    let reserved = !block.handed.load() & !preset;
+                    assert_eq!(reserved & !alloc, 0, "block {index}: reserved slots not allocated");
+                    assert_eq!(self.active(*c).get(index), alloc != u64::MAX, "block {index} active");
+                    live[*c as usize] += (alloc & !reserved & !preset).count_ones() as u64;
                 }
                 other => panic!("block {index}: {other:?}"),
             }
@@ -145,14 +147,17 @@ impl BlockStore for Store {
     fn coalescing_misses(&self) -> &Atomic32 {
         &self.misses
     }
-    fn owns_blocks(&self) -> bool {
+    fn num_classes(&self) -> u8 {
+        self.objects.len() as u8
+    }
+    fn runs_enabled(&self) -> bool {
         true
     }
-    fn hint(&self, class: u8) -> &Atomic64 {
-        &self.hints[class as usize][0]
+    fn run_entry(&self, class: u8) -> &Atomic64 {
+        &self.runs[class as usize][0]
     }
-    fn hints(&self, class: u8) -> &[Atomic64] {
-        &self.hints[class as usize]
+    fn run_table(&self, class: u8) -> &[Atomic64] {
+        &self.runs[class as usize]
     }
     fn class_objects(&self, class: u8) -> u32 {
         self.objects[class as usize]
@@ -169,7 +174,6 @@ impl ClassSpec for A {
     const OBJECTS_PER_BLOCK: u32 = 2;
     const BLOCK_BYTES: u64 = 4096;
     const NAME: &'static str = "A";
-    const OWNS_BLOCKS: bool = true;
 }
 
 /// Class 1: two objects per block.
@@ -179,6 +183,16 @@ impl ClassSpec for B {
     const OBJECTS_PER_BLOCK: u32 = 2;
     const BLOCK_BYTES: u64 = 4096;
     const NAME: &'static str = "B";
+}
+
+/// Class 0 of heaps with runs: two objects per block, so that a lone thread takes half a block
+/// and allocates from runs.
+struct R;
+impl ClassSpec for R {
+    const TYPE_ID: u8 = 0;
+    const OBJECTS_PER_BLOCK: u32 = 2;
+    const BLOCK_BYTES: u64 = 4096;
+    const NAME: &'static str = "R";
     const OWNS_BLOCKS: bool = true;
 }
 
@@ -291,14 +305,10 @@ fn block_reused_for_another_class_during_allocation_is_rolled_back() {
         let got_a = t1.join().unwrap();
         let got_b = t2.join().unwrap().expect("a block was free for the B");
         assert_eq!(got_b.type_id(), 1);
-        assert_eq!(store.blocks[store.index_of(got_b) as usize].type_id.load() & !OWNED, 1);
+        assert_eq!(store.blocks[store.index_of(got_b) as usize].type_id.load(), 1);
         if let Some(h) = got_a {
             assert_eq!(h.type_id(), 0);
-            assert_eq!(
-                store.blocks[store.index_of(h) as usize].type_id.load() & !OWNED,
-                0,
-                "A object in a B block"
-            );
+            assert_eq!(store.blocks[store.index_of(h) as usize].type_id.load(), 0, "A object in a B block");
         }
         let live = store.check();
         assert_eq!(live[1], 3);
@@ -311,31 +321,56 @@ fn block_reused_for_another_class_during_allocation_is_rolled_back() {
 }
 
 #[test]
-fn owned_block_filled_freed_and_published_at_once_keeps_one_token() {
+fn run_slot_taken_while_the_run_is_released_and_its_block_freed_is_handed_out_once() {
     model(|| {
         let store = Arc::new(Store::new(2, &[2]));
-        // A request of half a block opens block 0 as owned: its free slot is the owner's.
-        let first = alloc::<A>(&store).unwrap();
+        // A run of one block: slot 0 handed out, slot 1 reserved.
+        let first = alloc::<R>(&store).unwrap();
         let index = store.index_of(first);
-        assert_ne!(store.blocks[index as usize].type_id.load() & OWNED, 0, "the opener owns its block");
-        assert!(!store.active(0).get(index), "an owned block is not in the active bitmap");
-        // T1 allocates through the hint (and fills the block), T2 publishes the block as when
-        // blocks run out, and this thread frees the first object meanwhile.
+        assert_eq!(store.blocks[index as usize].alloc.load(), u64::MAX, "a run's blocks are full");
+        // T1 takes the reserved slot (or opens a new run if T2 released it first), T2 releases
+        // the runs as when blocks run out, and this thread frees the first object meanwhile,
+        // which frees the block if the release came first.
         let t1 = {
             let s = store.clone();
-            thread::spawn(move || alloc::<A>(&s).unwrap())
+            thread::spawn(move || alloc::<R>(&s).unwrap())
         };
         let t2 = {
             let s = store.clone();
-            thread::spawn(move || publish(&*s, index))
+            thread::spawn(move || release_runs(&*s))
         };
         store.free(first);
         let second = t1.join().unwrap();
         t2.join().unwrap();
+        // (`second` may be `first`'s slot again, freed meanwhile.)
         assert_eq!(store.errors.load(), 0);
         assert_eq!(store.check(), vec![1]);
         store.free(second);
+        release_runs(&*store);
         assert_eq!(store.check(), vec![0]);
-        assert_eq!(store.free_count.load(), 2);
+        assert_eq!(store.free_count.load(), 2, "every block free again");
+    });
+}
+
+#[test]
+fn runs_opened_at_once_on_one_entry_lose_no_slot() {
+    model(|| {
+        let store = Arc::new(Store::new(3, &[2]));
+        // Exhaust a first run, so that both threads below find it exhausted and open runs: a
+        // second swap displaces the first run, whose reserved slots must be released, not
+        // lost; or one thread finds no block left and releases the other's run.
+        let h = [alloc::<R>(&store).unwrap(), alloc::<R>(&store).unwrap()];
+        let spawn = |s: Arc<Store>| thread::spawn(move || alloc::<R>(&s).unwrap());
+        let (t1, t2) = (spawn(store.clone()), spawn(store.clone()));
+        let (h1, h2) = (t1.join().unwrap(), t2.join().unwrap());
+        assert!(h1 != h2 && !h.contains(&h1) && !h.contains(&h2), "{h:?} {h1:?} {h2:?}");
+        assert_eq!(store.errors.load(), 0);
+        assert_eq!(store.check(), vec![4]);
+        for x in h.into_iter().chain([h1, h2]) {
+            store.free(x);
+        }
+        release_runs(&*store);
+        assert_eq!(store.check(), vec![0]);
+        assert_eq!(store.free_count.load(), 3, "every block free again");
     });
 }

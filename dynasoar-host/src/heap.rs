@@ -5,9 +5,9 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use dynasoar_device::DevPtr;
 use dynasoar_device::RawHandle;
-use dynasoar_device::block::{BLOCK_ALIGN, DATA_OFFSET, OWNED, preset_mask};
+use dynasoar_device::block::{BLOCK_ALIGN, DATA_OFFSET, preset_mask};
 use dynasoar_device::heap::kernels::{
-    EnumerateParams, HEAP_ENUMERATE, HEAP_INIT, HEAP_STATS, InitParams, StatsParams,
+    EnumerateParams, HEAP_ENUMERATE, HEAP_INIT, HEAP_RELEASE_RUNS, HEAP_STATS, InitParams, StatsParams,
 };
 use dynasoar_device::heap::{
     Heap, HeapConfig, HeapHeader, HeapPlan, HeapStateWords, PlanError, STATE_OFFSET, errors,
@@ -35,16 +35,15 @@ pub struct DeviceHeap {
     parity: Vec<AtomicU32>,
 }
 
-/// `DYNASOAR_OWNED_BLOCKS=on|off` (default on): whether warps that allocate at least half a
-/// block at once keep the rest of the blocks they open for their next allocations (see
-/// `dynasoar_device::block::OWNED`), or publish them at once as the paper's allocator does.
-fn owned_blocks_from_env() -> Result<bool> {
-    match std::env::var("DYNASOAR_OWNED_BLOCKS").as_deref() {
+/// `DYNASOAR_BLOCK_RUNS=on|off` (default on): whether warps that allocate at least half a
+/// block of a class that opts in (`ClassSpec::OWNS_BLOCKS`) take their slots from runs of
+/// blocks reserved for them (see `dynasoar_device::allocator`), or search and open blocks as
+/// the paper's allocator does.
+fn block_runs_from_env() -> Result<bool> {
+    match std::env::var("DYNASOAR_BLOCK_RUNS").as_deref() {
         Ok("on") | Err(_) => Ok(true),
         Ok("off") => Ok(false),
-        Ok(other) => {
-            Err(Error::InvalidArgument(format!("DYNASOAR_OWNED_BLOCKS={other}: expected on or off")))
-        }
+        Ok(other) => Err(Error::InvalidArgument(format!("DYNASOAR_BLOCK_RUNS={other}: expected on or off"))),
     }
 }
 
@@ -58,7 +57,7 @@ impl DeviceHeap {
         let buffer = exec.alloc_zeroed::<u8>(heap_bytes as usize)?;
         let mut plan =
             HeapPlan::new(buffer.ptr().addr(), heap_bytes, block_bytes, &objects).map_err(plan_error)?;
-        plan.config.owned_blocks = owned_blocks_from_env()? as u32;
+        plan.config.block_runs = block_runs_from_env()? as u32;
         let heap = DeviceHeap {
             buffer,
             config: plan.config,
@@ -87,6 +86,20 @@ impl DeviceHeap {
         for p in &self.parity {
             p.store(0, Ordering::Relaxed);
         }
+        exec.synchronize()
+    }
+
+    /// Release the blocks that runs keep in reserve (see `DYNASOAR_BLOCK_RUNS`): the slots
+    /// reserved for runs and not handed out are freed, and so are the blocks that held nothing
+    /// else. Allocation releases them by itself when blocks run out; call this before checking
+    /// that a heap whose objects were all freed has every block free again.
+    pub fn release_runs(&self, exec: &Executor) -> Result<()> {
+        let entries = self.classes.len() * self.config.run_slots as usize;
+        exec.launch(
+            &HEAP_RELEASE_RUNS,
+            Grid::for_elements(entries, THREADS),
+            InitParams { heap: self.ptr() },
+        )?;
         exec.synchronize()
     }
 
@@ -298,6 +311,8 @@ pub struct SnapshotSummary {
     pub free_blocks: u64,
     /// Per class: allocated blocks and live objects.
     pub classes: Vec<(u64, u64)>,
+    /// Slots reserved for runs and not handed out yet (all classes).
+    pub reserved_slots: u64,
 }
 
 impl HeapSnapshot {
@@ -354,8 +369,8 @@ impl HeapSnapshot {
         let class = h.type_id();
         (class as usize) < self.classes.len()
             && heap.allocated(class).get(index)
-            && heap.block(index).type_id.load() & !OWNED == class as u32
-            && heap.block(index).alloc.load() & (1 << h.slot()) != 0
+            && heap.block(index).type_id.load() == class as u32
+            && heap.block(index).objects() & (1 << h.slot()) != 0
             && h.slot() < self.classes[class as usize].objects_per_block
     }
 
@@ -374,7 +389,7 @@ impl HeapSnapshot {
         let mut out = Vec::new();
         for index in 0..self.config.num_blocks {
             if heap.allocated(class).get(index) {
-                let bits = heap.block(index).alloc.load() & !preset_mask(n);
+                let bits = heap.block(index).objects() & !preset_mask(n);
                 for slot in 0..64 {
                     if bits & (1 << slot) != 0 {
                         out.push(self.to_device(RawHandle::new(heap.block_addr(index), slot, n, class)));
@@ -386,9 +401,9 @@ impl HeapSnapshot {
     }
 
     /// Check every invariant that holds when no kernel is running: bitmap levels consistent;
-    /// each block free or allocated to exactly one class, of that class's type; active or owned
-    /// (exactly one of them) exactly for non-full allocated blocks; no allocated block empty; the free count equal to the free
-    /// bitmap.
+    /// each block free or allocated to exactly one class, of that class's type; active exactly
+    /// when allocated and not full; no allocated block empty (a run's reserved slots count as
+    /// allocated); slots reserved for runs allocated; the free count equal to the free bitmap.
     pub fn check(&self) -> std::result::Result<SnapshotSummary, String> {
         let heap = self.heap();
         let free = heap.free_blocks();
@@ -402,7 +417,8 @@ impl HeapSnapshot {
                 .check_consistent()
                 .map_err(|e| format!("{}: active bitmap inconsistent at {e:?}", class.name))?;
         }
-        let mut summary = SnapshotSummary { free_blocks: 0, classes: vec![(0, 0); self.classes.len()] };
+        let mut summary =
+            SnapshotSummary { free_blocks: 0, classes: vec![(0, 0); self.classes.len()], reserved_slots: 0 };
         for index in 0..self.config.num_blocks {
             let owners: Vec<u8> =
                 (0..self.classes.len() as u8).filter(|&c| heap.allocated(c).get(index)).collect();
@@ -413,12 +429,15 @@ impl HeapSnapshot {
                     if let Some(c) = (0..self.classes.len() as u8).find(|&c| heap.active(c).get(index)) {
                         return Err(format!("free block {index} is active for class {c}"));
                     }
+                    let handed = heap.block(index).handed.load();
+                    if handed != 0 {
+                        return Err(format!("free block {index} has handed-out bits {handed:#x}"));
+                    }
                 }
                 (false, [c]) => {
                     let class = &self.classes[*c as usize];
                     let block = heap.block(index);
-                    let word = block.type_id.load();
-                    let ty = word & !OWNED;
+                    let ty = block.type_id.load();
                     if ty != *c as u32 {
                         return Err(format!("block {index} of {} has type id {ty}", class.name));
                     }
@@ -430,13 +449,17 @@ impl HeapSnapshot {
                     if alloc == preset {
                         return Err(format!("block {index} of {} is allocated but empty", class.name));
                     }
-                    // A block with room holds exactly one token of its active state: its bit
-                    // in the active bitmap, or its owned flag (see `block::OWNED`).
-                    let active = heap.active(*c).get(index);
-                    let owned = word & OWNED != 0;
-                    if active as u32 + owned as u32 != (alloc != u64::MAX) as u32 {
+                    let reserved = !block.handed.load() & !preset;
+                    if reserved & !alloc != 0 {
                         return Err(format!(
-                            "block {index} of {}: active = {active}, owned = {owned} with bitmap {alloc:#x}",
+                            "block {index} of {}: slots {reserved:#x} reserved for a run but not allocated ({alloc:#x})",
+                            class.name
+                        ));
+                    }
+                    let active = heap.active(*c).get(index);
+                    if active != (alloc != u64::MAX) {
+                        return Err(format!(
+                            "block {index} of {}: active = {active} with bitmap {alloc:#x}",
                             class.name
                         ));
                     }
@@ -449,7 +472,8 @@ impl HeapSnapshot {
                         }
                     }
                     summary.classes[*c as usize].0 += 1;
-                    summary.classes[*c as usize].1 += (alloc & !preset).count_ones() as u64;
+                    summary.classes[*c as usize].1 += (alloc & !reserved & !preset).count_ones() as u64;
+                    summary.reserved_slots += reserved.count_ones() as u64;
                 }
                 (free, owners) => {
                     return Err(format!("block {index}: free = {free}, allocated to classes {owners:?}"));

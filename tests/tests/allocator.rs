@@ -1,5 +1,5 @@
 //! The lock-free allocator under storms, on the CPU backend (always) and the GPU (when present):
-//! random allocation and freeing of three classes, checked after quiescence against every
+//! random allocation and freeing of four classes (two with runs), checked after quiescence against every
 //! invariant; then out of memory, which must be reported and leave the heap consistent.
 
 use dynasoar::host::{Backend, Error, Executor, ExecutorOptions};
@@ -18,7 +18,7 @@ fn cpu_storm_executor() -> Executor {
 
 fn storm(exec: &Executor, heap_bytes: u64, threads: u32, rounds: u32, check_every: u32) {
     let storm = Storm::new(exec, heap_bytes, threads, 0xC0FFEE).unwrap();
-    let mut peak = 0;
+    let (mut peak, mut reserved) = (0, 0);
     for round in 0..rounds {
         // Alternate phases of growth and shrinkage, as in Wa-Tor's waves.
         let (alloc, free) = if (round / 4) % 2 == 0 { (200, 40) } else { (40, 160) };
@@ -27,8 +27,10 @@ fn storm(exec: &Executor, heap_bytes: u64, threads: u32, rounds: u32, check_ever
             storm.take_errors(exec).unwrap();
             let check = storm.check(exec).unwrap_or_else(|e| panic!("after round {round}: {e}"));
             peak = peak.max(check.live_objects);
+            reserved = reserved.max(check.reserved_slots);
         }
     }
+    assert!(reserved > 0, "the classes with runs should have slots in reserve between rounds");
     assert!(peak > threads as u64 / 8, "the storm should hold many objects at its peak, had {peak}");
     storm.free_all(exec).unwrap();
     storm.take_errors(exec).unwrap();

@@ -67,12 +67,10 @@ pub fn warp_slot() -> u32 {
     0
 }
 
-/// The CPU stand-in for `%gridid`: 0 (the CPU backend's warps are single threads, told apart
-/// by their global id).
+/// The CPU stand-in for `bar.warp.sync`: nothing to wait for, as an emulated warp's lanes run
+/// one at a time.
 #[inline(always)]
-pub fn launch_id() -> u64 {
-    0
-}
+pub fn syncwarp(_mask: u32) {}
 
 #[inline(always)]
 pub fn lane_id() -> u32 {

@@ -142,16 +142,13 @@ pub fn warp_slot() -> u32 {
     id
 }
 
-/// Number of this kernel launch among all launches of the process (`%gridid`): tells the
-/// warps of one launch from those of another.
+/// Wait until every lane of `mask` gets here (`bar.warp.sync`), which also orders the memory
+/// accesses of the lanes before it before those after it, for all of them.
 #[inline(always)]
-pub fn launch_id() -> u64 {
-    let id: u64;
-    // SAFETY: reads a special register.
-    unsafe { asm!("mov.u64 {id}, %gridid;", id = out(reg64) id, options(nostack, nomem)) };
-    id
+pub fn syncwarp(mask: u32) {
+    // SAFETY: every lane of `mask` executes this call (the callers' contract, as for shuffles).
+    unsafe { asm!("bar.warp.sync {m};", m = in(reg32) mask, options(nostack)) }
 }
-
 /// Cycle counter of this multiprocessor.
 #[inline(always)]
 pub fn clock64() -> u64 {

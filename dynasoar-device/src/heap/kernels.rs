@@ -5,6 +5,7 @@
 
 use dynasoar_macros::kernel;
 
+use crate::allocator::release_run_entry;
 use crate::arch::{self, WarpGroup};
 use crate::bitmap::init_container;
 use crate::block::preset_mask;
@@ -20,8 +21,9 @@ pub struct InitParams {
 // SAFETY: `repr(C)` plain data.
 unsafe impl Plain for InitParams {}
 
-/// Write every bitmap container (the free bitmap full, the others empty), clear the hint
-/// tables and write the heap state.
+/// Write every bitmap container (the free bitmap full, the others empty), clear the run
+/// tables and every block's handed-out bitmap (0 while a block is free), and write the heap
+/// state.
 /// The header's config must already be in place.
 #[kernel(crate = crate, name = "dynasoar_heap_init")]
 pub fn heap_init(p: InitParams) {
@@ -45,11 +47,16 @@ pub fn heap_init(p: InitParams) {
         containers[i as usize].store(value);
         i += stride;
     }
+    let mut block = arch::global_thread_id() as u64;
+    while block < c.num_blocks {
+        heap.block(block).handed.store(0);
+        block += stride;
+    }
     for class in 0..c.num_classes as u8 {
-        let hints = heap.hints(class);
+        let runs = heap.run_table(class);
         let mut i = arch::global_thread_id();
-        while i < hints.len() {
-            hints[i].store(0);
+        while i < runs.len() {
+            runs[i].store(0);
             i += stride as usize;
         }
     }
@@ -68,6 +75,23 @@ pub fn heap_init(p: InitParams) {
         s.initializing.store(0);
         s.starved_leaders.store(0);
         s.coalescing_misses.store(0);
+    }
+}
+
+/// Release every run of every class (see the allocator's `runs`): the slots reserved for them
+/// and not handed out are freed, and so are the blocks that held nothing else. One thread per
+/// run entry.
+#[kernel(crate = crate, name = "dynasoar_heap_release_runs")]
+pub fn heap_release_runs(p: InitParams) {
+    // SAFETY: the host launches this on an initialised heap.
+    let heap = unsafe { Heap::from_ptr(p.heap.as_ptr()) };
+    let c = heap.config();
+    let total = c.num_classes as usize * c.run_slots as usize;
+    let mut i = arch::global_thread_id();
+    while i < total {
+        let class = (i / c.run_slots as usize) as u8;
+        release_run_entry(&heap, class, &heap.run_table(class)[i % c.run_slots as usize]);
+        i += arch::global_thread_count();
     }
 }
 
@@ -127,8 +151,14 @@ pub fn heap_enumerate(p: EnumerateParams) {
         // The level-0 container only: the 32 threads of a warp share it (one load), so testing
         // the level above first saved no traffic and added a dependent round trip.
         let listed = quiet_load(allocated.container(0, (index / 64) as u64)) & (1 << (index % 64)) != 0;
-        // The block's bitmap is loaded before the warp's atomic, so the two round trips overlap.
-        let alloc = if listed { quiet_load(&heap.block(index as u64).alloc) } else { 0 };
+        // The block's bitmaps are loaded before the warp's atomic, so the round trips overlap.
+        // Its objects: allocated slots, less those reserved for a run and not handed out yet.
+        let alloc = if listed {
+            let block = heap.block(index as u64);
+            quiet_load(&block.alloc) & quiet_load(&block.handed)
+        } else {
+            0
+        };
         let group = WarpGroup::current();
         let at = group.fetch_add_flagged_u32(&counters[parity], listed);
         if listed {
@@ -181,7 +211,7 @@ pub fn heap_stats(p: StatsParams) {
             while rest != 0 {
                 let index = (i % per_class) * 64 + rest.trailing_zeros() as u64;
                 rest &= rest - 1;
-                objects += (heap.block(index).alloc.load() & !preset).count_ones() as u64;
+                objects += (heap.block(index).objects() & !preset).count_ones() as u64;
             }
             // SAFETY: `out` holds two counters per class, updated only atomically here.
             let out = unsafe { arch::atomic::Atomic64::from_ptr(p.out.as_ptr().add(2 * class as usize)) };

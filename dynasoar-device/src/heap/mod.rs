@@ -4,7 +4,7 @@
 //! [ header: config (immutable after init) | state (atomics) ]
 //! [ bitmaps: free, then allocated/active of each class; M bits each, hierarchical ]
 //! [ enumeration areas, one per class: 2 counters, M block indices, M iteration bitmaps ]
-//! [ owned-block hints, one table per class: H entries, one per (multiprocessor, warp slot) ]
+//! [ run tables, one per class: H entries, one per (multiprocessor, warp slot) ]
 //! [ blocks: M x block_bytes, 64-byte aligned ]
 //! ```
 //!
@@ -50,14 +50,15 @@ pub struct HeapConfig {
     /// Address of class 0's enumeration area; class `c`'s is `c * enum_stride` bytes further.
     pub enumeration: u64,
     pub enum_stride: u64,
-    /// Address of class 0's owned-block hints; class `c`'s are `c * hint_slots` entries further.
-    pub hints: u64,
+    /// Address of class 0's run table; class `c`'s is `c * run_slots` entries further.
+    pub runs: u64,
     pub num_classes: u32,
-    /// Entries of each class's hint table (a power of two).
-    pub hint_slots: u32,
-    /// Whether leaders that take at least half a block own the blocks they open (1) or publish
-    /// them at once like every other opener (0); see [`OWNED`](crate::block::OWNED).
-    pub owned_blocks: u32,
+    /// Entries of each class's run table (a power of two).
+    pub run_slots: u32,
+    /// Whether leaders of classes that opt in and take at least half a block hand out slots
+    /// from runs of blocks (1) or search and open blocks like every other leader (0); see the
+    /// allocator's `runs`.
+    pub block_runs: u32,
     pub _reserved: u32,
     pub geometry: BitmapGeometry,
     /// Objects per block of each class.
@@ -150,16 +151,16 @@ pub enum PlanError {
     BadBlockBytes(u64),
 }
 
-/// Most entries of a hint table: one per warp slot (64) of up to 256 multiprocessors.
-pub const MAX_HINT_SLOTS: u64 = 256 * 64;
+/// Most entries of a run table: one per warp slot (64) of up to 256 multiprocessors.
+pub const MAX_RUN_SLOTS: u64 = 256 * 64;
 
-/// Entries of each hint table for a heap of `heap_bytes`: one per warp slot, but no more than
+/// Entries of each run table for a heap of `heap_bytes`: one per warp slot, but no more than
 /// a power of two (at least 1) that keeps each table under 1/1024 of the heap, so that small
 /// heaps keep their memory for blocks (the full table, 128 KiB, from 128 MiB on).
-const fn hint_slots(heap_bytes: u64) -> u64 {
+const fn run_slots(heap_bytes: u64) -> u64 {
     let cap = heap_bytes / 1024 / 8;
-    if cap >= MAX_HINT_SLOTS {
-        MAX_HINT_SLOTS
+    if cap >= MAX_RUN_SLOTS {
+        MAX_RUN_SLOTS
     } else if cap <= 1 {
         1
     } else {
@@ -207,15 +208,15 @@ impl HeapPlan {
         }
         let header = align_up(core::mem::size_of::<HeapHeader>() as u64, 256);
         let bitmaps = 1 + 2 * classes as u64;
-        let hint_slots = hint_slots(heap_bytes);
-        let hint_bytes = align_up(classes as u64 * hint_slots * 8, 256);
+        let run_slots = run_slots(heap_bytes);
+        let run_bytes = align_up(classes as u64 * run_slots * 8, 256);
         // Bytes a heap of `m` blocks needs.
         let bytes_for = |m: u64| -> Option<(u64, BitmapGeometry, u64, u64, u64)> {
             let geometry = BitmapGeometry::new(m)?;
             let stride = geometry.containers;
             let bitmap_bytes = align_up(bitmaps * stride * 8, 256);
             let enum_stride = enum_area_bytes(m);
-            let blocks_at = align_up(header + bitmap_bytes + classes as u64 * enum_stride + hint_bytes, 256);
+            let blocks_at = align_up(header + bitmap_bytes + classes as u64 * enum_stride + run_bytes, 256);
             Some((blocks_at + m * block_bytes, geometry, stride, enum_stride, blocks_at))
         };
         let min_bytes = bytes_for(1).map(|b| b.0).unwrap_or(u64::MAX);
@@ -247,10 +248,10 @@ impl HeapPlan {
             bitmap_stride: stride,
             enumeration: base + header + align_up(bitmaps * stride * 8, 256),
             enum_stride,
-            hints: base + header + align_up(bitmaps * stride * 8, 256) + classes as u64 * enum_stride,
+            runs: base + header + align_up(bitmaps * stride * 8, 256) + classes as u64 * enum_stride,
             num_classes: classes as u32,
-            hint_slots: hint_slots as u32,
-            owned_blocks: 1,
+            run_slots: run_slots as u32,
+            block_runs: 1,
             _reserved: 0,
             geometry,
             class_objects: objects,
@@ -273,7 +274,7 @@ impl HeapConfig {
             blocks: self.blocks.wrapping_add(delta),
             bitmaps: self.bitmaps.wrapping_add(delta),
             enumeration: self.enumeration.wrapping_add(delta),
-            hints: self.hints.wrapping_add(delta),
+            runs: self.runs.wrapping_add(delta),
             ..*self
         }
     }
@@ -413,32 +414,32 @@ impl<'a> Heap<'a> {
         at as usize as *mut u64
     }
 
-    /// The owned-block hint table of `class`: entry `i` holds a block index plus 1 (0: none)
-    /// that the warps keyed to `i` opened for themselves (see [`OWNED`](crate::block::OWNED)).
+    /// The run table of `class`: entry `i` holds the run of blocks that the warps keyed to `i`
+    /// hand out slots from (see the allocator's `runs`).
     #[inline(always)]
-    pub fn hints(&self, class: u8) -> &'a [Atomic64] {
+    pub fn run_table(&self, class: u8) -> &'a [Atomic64] {
         let c = self.config();
-        let at = c.hints + class as u64 * c.hint_slots as u64 * 8;
-        // SAFETY: each class's table holds `hint_slots` entries in the heap (see `HeapPlan`),
+        let at = c.runs + class as u64 * c.run_slots as u64 * 8;
+        // SAFETY: each class's table holds `run_slots` entries in the heap (see `HeapPlan`),
         // accessed only atomically.
-        unsafe { core::slice::from_raw_parts(at as usize as *const Atomic64, c.hint_slots as usize) }
+        unsafe { core::slice::from_raw_parts(at as usize as *const Atomic64, c.run_slots as usize) }
     }
 
-    /// This warp's entry of `class`'s hint table, keyed by multiprocessor and warp slot. The key
+    /// This warp's entry of `class`'s run table, keyed by multiprocessor and warp slot. The key
     /// is not stable (`warp_slot`) and tables smaller than the GPU's warp slots are shared:
-    /// a hint is only a guess, which the allocator checks like any block it finds.
+    /// any warp may take slots from any run, so a key only spreads warps over entries.
     ///
     /// The multiprocessor goes in the low bits, so that a table smaller than 64 x 256 entries
     /// still separates the few warps per multiprocessor of a bulk allocation. Keyed the other
     /// way round (multiprocessors 128 apart sharing entries of an 8192-entry table, and
     /// PTX does not promise that `%smid` stays below the multiprocessor count), Linux
-    /// Scalability with a heap that got 8192 entries ran as fast as without owned blocks.
+    /// Scalability with a heap that got 8192 entries ran as fast as with none.
     #[inline(always)]
-    pub fn hint(&self, class: u8) -> &'a Atomic64 {
+    pub fn run_entry(&self, class: u8) -> &'a Atomic64 {
         let c = self.config();
-        let key = (((arch::warp_slot() & 63) << 8) | (arch::sm_id() & 255)) & (c.hint_slots - 1);
-        let at = c.hints + (class as u64 * c.hint_slots as u64 + key as u64) * 8;
-        // SAFETY: `key < hint_slots` (a power of two), so the entry lies in `class`'s table.
+        let key = (((arch::warp_slot() & 63) << 8) | (arch::sm_id() & 255)) & (c.run_slots - 1);
+        let at = c.runs + (class as u64 * c.run_slots as u64 + key as u64) * 8;
+        // SAFETY: `key < run_slots` (a power of two), so the entry lies in `class`'s table.
         unsafe { &*(at as usize as *const Atomic64) }
     }
 
@@ -474,9 +475,9 @@ mod tests {
             assert!(c.num_blocks * c.block_bytes * 100 >= heap_bytes * percent, "{heap_bytes}: {c:?}");
             assert_eq!(c.blocks % 256, 0);
             assert!(c.blocks + c.num_blocks * c.block_bytes <= c.base + c.total_bytes);
-            assert!(c.enumeration + 3 * c.enum_stride <= c.hints);
-            assert!(c.hint_slots.is_power_of_two() && c.hint_slots as u64 <= MAX_HINT_SLOTS);
-            assert!(c.hints + 3 * c.hint_slots as u64 * 8 <= c.blocks);
+            assert!(c.enumeration + 3 * c.enum_stride <= c.runs);
+            assert!(c.run_slots.is_power_of_two() && c.run_slots as u64 <= MAX_RUN_SLOTS);
+            assert!(c.runs + 3 * c.run_slots as u64 * 8 <= c.blocks);
         }
     }
 

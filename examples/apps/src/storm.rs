@@ -22,6 +22,8 @@ pub struct StormCheck {
     pub live_objects: u64,
     pub free_blocks: u64,
     pub allocated_blocks: u64,
+    /// Slots that runs hold in reserve.
+    pub reserved_slots: u64,
 }
 
 impl Storm {
@@ -60,9 +62,11 @@ impl Storm {
         exec.launch(&STORM_ROUND, self.grid(), self.params(round, alloc_per_256, free_per_256))
     }
 
-    /// Every thread frees its object.
+    /// Every thread frees its object; then the runs are released, so that the heap has every
+    /// block free again.
     pub fn free_all(&self, exec: &Executor) -> Result<()> {
-        exec.launch(&STORM_FREE_ALL, self.grid(), self.params(0, 0, 0))
+        exec.launch(&STORM_FREE_ALL, self.grid(), self.params(0, 0, 0))?;
+        self.heap.release_runs(exec)
     }
 
     /// Device errors raised since the last call (out of memory, double free).
@@ -114,6 +118,7 @@ impl Storm {
             live_objects: live,
             free_blocks: summary.free_blocks,
             allocated_blocks: summary.classes.iter().map(|c| c.0).sum(),
+            reserved_slots: summary.reserved_slots,
         })
     }
 }

@@ -19,7 +19,7 @@ impl ClassSpec for Obj64 {
     const OBJECTS_PER_BLOCK: u32 = layout::objects_per_block(OBJECT_BYTES, OBJECT_BYTES as u64);
     const BLOCK_BYTES: u64 = layout::block_bytes(OBJECT_BYTES as u64);
     const NAME: &'static str = "Obj64";
-    // Allocated in bulk by whole warps: the case owned blocks are for.
+    // Allocated in bulk by whole warps: the case runs of blocks are for.
     const OWNS_BLOCKS: bool = true;
 }
 

@@ -1,16 +1,16 @@
-//! Allocator storms: many threads allocate and free objects of three classes of different
+//! Allocator storms: many threads allocate and free objects of four classes of different
 //! sizes at random, tagging each object with its owner so that a slot handed out twice shows.
 //!
 //! The classes are registered by hand here (the allocator core's own test; apps get theirs from
-//! the class macros): 8, 16 and 40-byte objects, hence 64, 32 and 12 objects per block.
+//! the class macros): 8, 16, 40 and 256-byte objects, hence 64, 32, 12 and 2 objects per block.
 
 use dynasoar::arch::{self, atomic::Atomic64};
 use dynasoar::layout;
 use dynasoar::prelude::*;
 use dynasoar::{ClassSpec, Heap, HeapHeader, RawHandle};
 
-/// Object sizes of the three storm classes.
-pub const SIZES: [usize; 3] = [8, 16, 40];
+/// Object sizes of the storm classes.
+pub const SIZES: [usize; 4] = [8, 16, 40, 256];
 const SMALLEST: u64 = layout::smallest_size(&SIZES);
 
 macro_rules! storm_class {
@@ -27,18 +27,22 @@ macro_rules! storm_class {
 }
 storm_class!(Small, 0, false);
 storm_class!(Medium, 1, false);
-// 12 per block: on the GPU a warp's group of 6 or more lanes owns the blocks it opens, so the
-// storms exercise owned blocks too (their hand-over, publication and adoption).
+// Classes with runs (see the allocator's `runs`): 12 per block, which a warp's group of 6 or
+// more lanes takes from runs on the GPU, and 2 per block, which every request takes from runs,
+// the CPU backend's lone threads included. So the storms exercise runs too (their sharing,
+// release when blocks run out, and release by the host).
 storm_class!(Large, 2, true);
+storm_class!(Huge, 3, true);
 
 /// Bytes per block of the storm heap.
 pub const BLOCK_BYTES: u64 = layout::block_bytes(SMALLEST);
 
 /// `(name, objects per block)` of the storm classes, in type-id order.
-pub const CLASSES: [(&str, u32); 3] = [
+pub const CLASSES: [(&str, u32); 4] = [
     (Small::NAME, Small::OBJECTS_PER_BLOCK),
     (Medium::NAME, Medium::OBJECTS_PER_BLOCK),
     (Large::NAME, Large::OBJECTS_PER_BLOCK),
+    (Huge::NAME, Huge::OBJECTS_PER_BLOCK),
 ];
 
 /// Parameters of the storm kernels.
@@ -102,10 +106,11 @@ pub fn storm_round(p: StormParams) {
             unsafe { p.handles.write(thread, 0) };
         }
     } else if ((dice >> 8) & 255) < p.alloc_per_256 as u64 {
-        let made = match (dice >> 16) % 3 {
+        let made = match (dice >> 16) % 4 {
             0 => heap.allocate::<Small>(),
             1 => heap.allocate::<Medium>(),
-            _ => heap.allocate::<Large>(),
+            2 => heap.allocate::<Large>(),
+            _ => heap.allocate::<Huge>(),
         };
         if let Some(h) = made {
             // SAFETY: a fresh object owned by this thread.

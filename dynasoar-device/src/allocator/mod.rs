@@ -6,8 +6,8 @@
 //! blocks through the class's active bitmap with a rotation seeded per warp and per retry, and
 //! initialises a new block from the free bitmap when no active block is found.
 //! For classes that opt in (`ClassSpec::OWNS_BLOCKS`), a leader that takes at least half a
-//! block owns the blocks it opens: it keeps them in its warp slot's hint instead of publishing
-//! them (see `block::OWNED`).
+//! block takes consecutive slots from a run of blocks reserved for its warp slot instead (see
+//! [`runs`]).
 //!
 //! Independent thread scheduling: the group is taken from `activemask` at the call, every
 //! collective uses that mask, all lanes of the group run the same loop (its condition is
@@ -16,13 +16,17 @@
 //! The algorithms are written against [`BlockStore`], which the device [`Heap`] implements; the
 //! loom models implement it over vectors of loom atomics, so they check this very code.
 
+mod runs;
+
+pub use runs::{release_all as release_runs, release_entry as release_run_entry};
+
 use crate::arch::{
     self, Backoff, WarpGroup,
     atomic::{Atomic32, Atomic64},
     nth_set_bit,
 };
 use crate::bitmap::{Bitmap, next_seed};
-use crate::block::{BlockHeader, OWNED, Reservation, class_of, preset_mask};
+use crate::block::{BlockHeader, Reservation, preset_mask};
 use crate::class::ClassSpec;
 use crate::handle::RawHandle;
 #[cfg(not(loom))]
@@ -77,13 +81,15 @@ pub trait BlockStore {
     fn class_objects(&self, class: u8) -> u32;
     /// Record an error for the host.
     fn raise(&self, error: u32);
-    /// Whether leaders that take at least half a block own the blocks they open (see
-    /// [`OWNED`]).
-    fn owns_blocks(&self) -> bool;
-    /// This warp's owned-block hint for `class` (see [`hint_entry`]; 0: none).
-    fn hint(&self, class: u8) -> &Atomic64;
-    /// Every hint of `class` (to adopt owned blocks when blocks run out).
-    fn hints(&self, class: u8) -> &[Atomic64];
+    /// Classes of the heap.
+    fn num_classes(&self) -> u8;
+    /// Whether leaders of classes that opt in take their slots from runs of blocks (see
+    /// [`runs`]).
+    fn runs_enabled(&self) -> bool;
+    /// This warp's entry of `class`'s run table (see [`runs`]).
+    fn run_entry(&self, class: u8) -> &Atomic64;
+    /// Every entry of `class`'s run table (to release the runs when blocks run out).
+    fn run_table(&self, class: u8) -> &[Atomic64];
     /// The change flags of `class` (see `Heap::enum_changed`), loaded when an allocation or
     /// free starts, so that the load's round trip overlaps the allocator's own.
     fn class_flags(&self, _class: u8) -> u32 {
@@ -143,16 +149,20 @@ impl BlockStore for Heap<'_> {
         Heap::class_objects(self, class)
     }
     #[inline(always)]
-    fn owns_blocks(&self) -> bool {
-        self.config().owned_blocks != 0
+    fn num_classes(&self) -> u8 {
+        self.config().num_classes as u8
     }
     #[inline(always)]
-    fn hint(&self, class: u8) -> &Atomic64 {
-        Heap::hint(self, class)
+    fn runs_enabled(&self) -> bool {
+        self.config().block_runs != 0
     }
     #[inline(always)]
-    fn hints(&self, class: u8) -> &[Atomic64] {
-        Heap::hints(self, class)
+    fn run_entry(&self, class: u8) -> &Atomic64 {
+        Heap::run_entry(self, class)
+    }
+    #[inline(always)]
+    fn run_table(&self, class: u8) -> &[Atomic64] {
+        Heap::run_table(self, class)
     }
     #[inline(always)]
     fn class_flags(&self, class: u8) -> u32 {
@@ -254,23 +264,33 @@ pub fn allocate_in_group<C: ClassSpec, S: BlockStore, const LOSSES: u32>(
     let mut mine = None;
     let mut leader_starved = false;
     while handed_out < group.size {
-        let (mut block, mut slots) = (0u64, 0u64);
+        let mut grant = Grant { block: 0, slots: 0 };
         if group.is_leader() {
             match reserve_slots::<C, S, LOSSES>(store, group.size - handed_out, &mut seed) {
-                Some((b, s)) => (block, slots) = (b, s),
-                None => block = STARVED,
+                Some(g) => grant = g,
+                None => grant.block = STARVED,
             }
         }
-        let block = group.broadcast_u64(block);
-        let slots = group.broadcast_u64(slots);
-        if slots == 0 {
-            leader_starved = block == STARVED;
+        let grant =
+            Grant { block: group.broadcast_u64(grant.block), slots: group.broadcast_u64(grant.slots) };
+        let from_run = C::OWNS_BLOCKS && grant.is_run();
+        if from_run {
+            // The leader marked the slots handed out before the broadcast: this orders that
+            // before anything the lanes do with their objects (freeing them included).
+            group.sync();
+        }
+        let count = if from_run { grant.run_count() } else { grant.slots.count_ones() };
+        if count == 0 {
+            leader_starved = grant.block == STARVED;
             break; // out of memory: the lanes not served yet get nothing
         }
-        let count = slots.count_ones();
         if group.rank >= handed_out && group.rank < handed_out + count {
-            let slot = nth_set_bit(slots, group.rank - handed_out);
-            mine = Some(RawHandle::new(block, slot, C::OBJECTS_PER_BLOCK, C::TYPE_ID));
+            let k = group.rank - handed_out;
+            mine = Some(if from_run {
+                runs::handle::<C, S>(store, grant, k)
+            } else {
+                RawHandle::new(grant.block, nth_set_bit(grant.slots, k), C::OBJECTS_PER_BLOCK, C::TYPE_ID)
+            });
         }
         handed_out += count;
     }
@@ -282,8 +302,8 @@ pub fn allocate_in_group<C: ClassSpec, S: BlockStore, const LOSSES: u32>(
         // counts it so that tests and stats show it. Out of memory is reported only if this
         // attempt starves as well.
         store.coalescing_misses().fetch_add(1);
-        if let Some((block, slots)) = reserve_slots::<C, S, LOSSES>(store, 1, &mut seed) {
-            mine = Some(RawHandle::new(block, slots.trailing_zeros(), C::OBJECTS_PER_BLOCK, C::TYPE_ID));
+        if let Some(g) = search_or_open::<C, S, LOSSES>(store, 1, &mut seed, None) {
+            mine = Some(RawHandle::new(g.block, g.slots.trailing_zeros(), C::OBJECTS_PER_BLOCK, C::TYPE_ID));
         }
     }
     if mine.is_none() {
@@ -293,73 +313,67 @@ pub fn allocate_in_group<C: ClassSpec, S: BlockStore, const LOSSES: u32>(
     mine
 }
 
-/// The leader's part of Alg. 1: reserve up to `wanted` slots in one block of class `C`.
-/// Returns the block's address and the reserved slots, or `None` when out of memory.
-///
-/// A leader that takes at least half a block first tries the block its warp opened last (its
-/// hint, see [`OWNED`]) and owns the blocks it opens; then every leader searches the class's
-/// active bitmap and opens a new block when it has none with room.
-///
-/// One search loop serves both kinds of leader: inlined twice, the loop took Generation's
-/// `Alive::update` from 127 to 146 registers (ptxas allocates for the whole kernel).
+/// What a leader hands its group: `slots` (as bits) of the block at address `block`, or, when
+/// `block` has [`Grant::RUN`] set, consecutive slots of a run (see `runs::grant`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Grant {
+    pub block: u64,
+    pub slots: u64,
+}
+
+impl Grant {
+    /// Flag of a run's grant (block addresses are far below it).
+    const RUN: u64 = 1 << 63;
+
+    #[inline(always)]
+    fn is_run(self) -> bool {
+        self.block & Self::RUN != 0
+    }
+
+    /// Slots of a run's grant.
+    #[inline(always)]
+    fn run_count(self) -> u32 {
+        (self.slots >> 32) as u32
+    }
+}
+
+/// The leader's part of Alg. 1: reserve up to `wanted` slots of class `C`, in one block or from
+/// the warp's run (see [`runs`]). `None` when out of memory.
 #[inline(always)]
 fn reserve_slots<C: ClassSpec, S: BlockStore, const LOSSES: u32>(
     store: &S,
     wanted: u32,
     seed: &mut u64,
-) -> Option<(u64, u64)> {
-    let (mut near, mut flags, mut owned_entry) = (None, None, 0);
-    if owns_what_it_opens::<C, S>(store, wanted) {
-        // Loaded first, so that its round trip overlaps the hint's.
+) -> Option<Grant> {
+    let mut flags = None;
+    if uses_runs::<C, S>(store, wanted) {
+        // Loaded first, so that its round trip overlaps the run entry's.
         let seen = store.class_flags(C::TYPE_ID);
         flags = Some(seen);
-        let active = store.active(C::TYPE_ID);
-        let hint = store.hint(C::TYPE_ID);
-        let entry = hint.load();
-        let hinted = entry & HINTED_BLOCK;
-        // Zero-initialised and written only with block indices, but checked all the same, so
-        // that no corrupted entry can make us touch memory outside the heap.
-        if hinted != 0 && hinted <= active.len() {
-            let index = hinted - 1;
-            if entry & !HINT_FILLED == hint_entry(index) {
-                near = Some(index);
-                if entry & HINT_FILLED == 0 {
-                    // The search loop tries it first (one copy of the reservation code).
-                    owned_entry = entry;
-                }
-            } else if entry & HINT_FILLED == 0 && hint.compare_exchange(entry, 0).is_ok() {
-                // The block of a warp that ran on this slot before us (usually in an earlier
-                // kernel): publish it, so that its free slots are not kept for a warp that is
-                // gone.
-                publish(store, index);
-            }
+        if let Some(grant) = runs::take::<C, S>(store, wanted, *seed) {
+            store.class_changed(C::TYPE_ID, seen);
+            return Some(grant);
         }
     }
-    search_or_open::<C, S, LOSSES>(store, wanted, seed, owned_entry, near, flags)
+    search_or_open::<C, S, LOSSES>(store, wanted, seed, flags)
 }
 
 /// The search of the active bitmap and the opening of new blocks (Alg. 1) for `wanted` slots
-/// of class `C`. `owned_entry` (if not 0) is the caller's hint entry naming a block it owns,
-/// tried first; new blocks are looked for `near` the caller's last one first. `flags`: the
-/// class's change flags if already loaded.
+/// of class `C`. `flags`: the class's change flags if already loaded.
 #[inline(always)]
 fn search_or_open<C: ClassSpec, S: BlockStore, const LOSSES: u32>(
     store: &S,
     wanted: u32,
     seed: &mut u64,
-    mut owned_entry: u64,
-    near: Option<u64>,
     flags: Option<u32>,
-) -> Option<(u64, u64)> {
+) -> Option<Grant> {
     let active = store.active(C::TYPE_ID);
     let changed = || store.class_changed(C::TYPE_ID, flags.unwrap_or_else(|| store.class_flags(C::TYPE_ID)));
     let mut starved = 0u32;
     let mut losses = 0u32;
     let mut backoff = Backoff::new();
     loop {
-        let found = if owned_entry != 0 {
-            Some((owned_entry & HINTED_BLOCK) - 1)
-        } else if LOSSES > 0 && losses >= LOSSES {
+        let found = if LOSSES > 0 && losses >= LOSSES {
             losses = 0;
             None
         } else {
@@ -375,9 +389,7 @@ fn search_or_open<C: ClassSpec, S: BlockStore, const LOSSES: u32>(
                 // warps leaves fewer barely used blocks behind. Only a load: a read-modify-write
                 // gate here (a semaphore) made a million starving threads hammer one address and
                 // stall on an H200. The bound is soft: leaders arriving together may all pass it.
-                // A leader that takes at least half a block itself leaves no barely used block
-                // behind (it owns the block, see `initialize_free_block`) and is not held back.
-                if opening >= MAX_BLOCKS_OPENING && !takes_half_a_block::<C>(wanted) {
+                if opening >= MAX_BLOCKS_OPENING {
                     backoff.snooze();
                     arch::fence();
                     *seed = next_seed(*seed);
@@ -385,20 +397,20 @@ fn search_or_open<C: ClassSpec, S: BlockStore, const LOSSES: u32>(
                 }
                 // With no block left to open (out of memory, or all being reused), starving
                 // threads only read the free count: claiming it would make them all hammer it.
-                let opened = if free as i64 > 0 {
-                    initialize_free_block::<C, S>(store, wanted, *seed, near)
-                } else {
-                    None
-                };
+                let opened =
+                    if free as i64 > 0 { initialize_free_block::<C, S>(store, wanted, *seed) } else { None };
                 match opened {
                     Some((index, slots)) => {
                         changed();
-                        return Some((store.block_addr(index), slots));
+                        return Some(Grant { block: store.block_addr(index), slots });
                     }
                     None => {
-                        // Blocks ran out: the room left in blocks that warps own is all there
-                        // is, so publish those blocks, and search again if there were any.
-                        if C::OWNS_BLOCKS && adopt_owned_blocks(store, C::TYPE_ID) {
+                        // Blocks ran out: what runs keep in reserve is all there is, so release
+                        // it, and search again if there was any. Only in classes with runs: the
+                        // call took the apps' allocating kernels up by 20-40 registers (their
+                        // 80-register kernels spilled three times as much), so classes without
+                        // runs leave the runs alone, and runs get short when blocks get scarce.
+                        if C::OWNS_BLOCKS && store.runs_enabled() && runs::release_all(store) {
                             arch::fence();
                             continue;
                         }
@@ -421,18 +433,9 @@ fn search_or_open<C: ClassSpec, S: BlockStore, const LOSSES: u32>(
                 }
             }
         };
-        let reserved = reserve_in::<C, S>(store, index, wanted, *seed as u32);
-        if owned_entry != 0 {
-            if reserved.is_none_or(|r| r.filled_block) {
-                // The owner's block is full: the entry only tells where to look for the next
-                // (unless a warp sharing the entry stored its own block meanwhile).
-                let _ = store.hint(C::TYPE_ID).compare_exchange(owned_entry, owned_entry | HINT_FILLED);
-            }
-            owned_entry = 0;
-        }
-        if let Some(r) = reserved {
+        if let Some(r) = reserve_in::<C, S>(store, index, wanted, *seed as u32) {
             changed();
-            return Some((store.block_addr(index), r.slots));
+            return Some(Grant { block: store.block_addr(index), slots: r.slots });
         }
         // The block filled up (or changed class) since we found it: another warp won. Look
         // again with a new rotation (and sleep only if we keep losing).
@@ -448,30 +451,12 @@ fn takes_half_a_block<C: ClassSpec>(wanted: u32) -> bool {
     wanted * 2 >= C::OBJECTS_PER_BLOCK
 }
 
-/// Whether a leader asking for `wanted` objects of `C` owns the blocks it opens: the class
-/// opts in ([`ClassSpec::OWNS_BLOCKS`], a constant, so other classes carry none of the code),
-/// the leader takes at least half a block, and the heap has owned blocks on.
+/// Whether a leader asking for `wanted` objects of `C` takes them from a run: the class opts in
+/// ([`ClassSpec::OWNS_BLOCKS`], a constant, so other classes carry none of the code), the
+/// leader takes at least half a block, and the heap has runs on.
 #[inline(always)]
-fn owns_what_it_opens<C: ClassSpec, S: BlockStore>(store: &S, wanted: u32) -> bool {
-    C::OWNS_BLOCKS && takes_half_a_block::<C>(wanted) && store.owns_blocks()
-}
-
-/// The bits of a hint entry that hold the block (its index plus 1).
-const HINTED_BLOCK: u64 = 0xffff_ffff;
-
-/// Set in a hint entry when its owner filled the block: the entry then only tells where to
-/// look for the next free block.
-const HINT_FILLED: u64 = 1 << 63;
-
-/// The hint entry by which this warp names block `index` as its own: the index plus 1, and in
-/// the high half a stamp of the warp (its launch and its index in the grid), so that a warp
-/// that later runs on the same slot tells the block of a warp that is gone from its own.
-#[inline(always)]
-pub fn hint_entry(index: u64) -> u64 {
-    let launch = arch::launch_id();
-    let warp = arch::global_warp_id() as u64;
-    let stamp = (launch.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ warp) as u32 & 0x7fff_ffff;
-    ((stamp as u64) << 32) | (index + 1)
+fn uses_runs<C: ClassSpec, S: BlockStore>(store: &S, wanted: u32) -> bool {
+    C::OWNS_BLOCKS && takes_half_a_block::<C>(wanted) && store.runs_enabled()
 }
 
 /// A load for a decision that must rest on the latest value (that memory ran out). On the GPU
@@ -485,16 +470,7 @@ fn load_latest64(a: &Atomic64) -> u64 {
     a.load()
 }
 
-/// [`load_latest64`] for 32 bits.
-#[inline(always)]
-fn load_latest32(a: &Atomic32) -> u32 {
-    #[cfg(loom)]
-    return a.fetch_or(0);
-    #[cfg(not(loom))]
-    a.load()
-}
-
-/// Reserve up to `wanted` slots of block `index`, found through the active bitmap or a hint
+/// Reserve up to `wanted` slots of block `index`, found through the active bitmap
 /// (Alg. 1, lines 9-17). The reservation if the block is of class `C`; `None` if it was full,
 /// or had been freed and reused for another class (the slots are then given back).
 #[inline]
@@ -507,12 +483,11 @@ fn reserve_in<C: ClassSpec, S: BlockStore>(
     let block = store.block(index);
     let r = block.reserve(wanted, seed)?;
     // Acquire: pairs with the fence of `initialize_free_block`, so the type read below is the
-    // one the block had when its bitmap let us in (and its owned flag, or a later value).
+    // one the block had when its bitmap let us in (or a later one).
     arch::fence();
-    let word = block.type_id.load();
-    let type_id = class_of(word);
+    let type_id = block.type_id.load() as u8;
     if r.filled_block {
-        deactivate(store, block, index, word);
+        store.active(type_id).clear(index);
     }
     if type_id == C::TYPE_ID {
         return Some(r);
@@ -531,64 +506,6 @@ fn reserve_in<C: ClassSpec, S: BlockStore>(
     None
 }
 
-/// Take block `index`'s active-state token (it filled up or is being freed): its owned flag if
-/// set, else its bit in the active bitmap (waiting for that bit if it is on its way to being
-/// set). `word` is the block's type word as loaded after an acquire.
-#[inline]
-fn deactivate<S: BlockStore>(store: &S, block: &BlockHeader, index: u64, word: u32) {
-    #[cfg(loom)]
-    std::eprintln!("[{:?}] deactivate {index} word {word:#x}", loom::thread::current().id());
-    if word & OWNED != 0 && block.type_id.fetch_and(!OWNED) & OWNED != 0 {
-        return;
-    }
-    store.active(class_of(word)).clear(index);
-}
-
-/// Move block `index`'s token from its owned flag to the active bitmap, so that every warp can
-/// allocate in it; `true` if this call moved it. Nothing to do if the block is not owned (any
-/// more): then its token is already in the bitmap, or it has none (it is full or free). Safe
-/// on any block, even one named by a stale hint: moving the token changes no block's state.
-#[inline]
-pub fn publish<S: BlockStore>(store: &S, index: u64) -> bool {
-    let block = store.block(index);
-    if load_latest32(&block.type_id) & OWNED == 0 {
-        return false;
-    }
-    // While the token is between the flag and the bitmap, the block is counted as opening, so
-    // that no allocation concludes that memory ran out meanwhile.
-    store.initializing().fetch_add(1);
-    let word = block.type_id.fetch_and(!OWNED);
-    #[cfg(loom)]
-    std::eprintln!("[{:?}] publish {index} word {word:#x}", loom::thread::current().id());
-    let moved = word & OWNED != 0;
-    if moved {
-        store.active(class_of(word)).set(index);
-    }
-    // Release: whoever sees the count drop sees the block active.
-    arch::fence();
-    store.initializing().fetch_sub(1);
-    moved
-}
-
-/// Publish every block that a hint of `class` names; `true` if there were any. Only when blocks
-/// have run out; a leader then calls it in every round before it counts the round as starved,
-/// so that it concludes that memory ran out only after it has seen every block that an owner
-/// had hinted by then.
-#[cold]
-fn adopt_owned_blocks<S: BlockStore>(store: &S, class: u8) -> bool {
-    let blocks = store.active(class).len();
-    let mut any = false;
-    for entry in store.hints(class) {
-        let e = load_latest64(entry);
-        // A filled block's token was taken when it filled; a later one is in the bitmap.
-        let hinted = e & HINTED_BLOCK;
-        if e & HINT_FILLED == 0 && hinted != 0 && hinted <= blocks {
-            any |= publish(store, hinted - 1);
-        }
-    }
-    any
-}
-
 /// Take a free block, make it a block of class `C` holding `wanted` slots (or all it has) for
 /// the caller, and make the rest available (Alg. 1, lines 4-7). Returns the block's index and
 /// the caller's slots; `None` when no block is free.
@@ -597,19 +514,11 @@ fn adopt_owned_blocks<S: BlockStore>(store: &S, class: u8) -> bool {
 /// skips the reservation (a load and an atomic) and its type check (a fence and a load) that
 /// the paper's loop makes it do after opening: no one else can reach the block before it is
 /// published.
-///
-/// A leader that takes at least half the block does not publish the rest in the active
-/// bitmap (if the heap lets it): it owns the block ([`OWNED`]) and keeps it in its hint for its warp slot's next
-/// requests. Published, such blocks drew every other warp's search to a block with half its
-/// slots left, and most of those searches lost the race (the Linux Scalability profile: 1.9
-/// searches per request, 55% of found blocks already full). An owner cannot leave more than
-/// one partly used block per warp slot behind, and those are adopted when blocks run out.
 #[inline]
 fn initialize_free_block<C: ClassSpec, S: BlockStore>(
     store: &S,
     wanted: u32,
     seed: u64,
-    near: Option<u64>,
 ) -> Option<(u64, u64)> {
     // Claim a block from the count first: then the bitmap search below must succeed. One
     // `fetch_sub`, undone on failure, rather than a CAS loop: leaders opening blocks all hit
@@ -618,41 +527,35 @@ fn initialize_free_block<C: ClassSpec, S: BlockStore>(
     // succeeds only if the count was positive net of all claims in flight, so successful
     // claims never outnumber the free bits; failed claims only make others fail transiently,
     // which the caller retries.
-    let free = store.free_count();
-    if free.fetch_sub(1) as i64 <= 0 {
-        free.fetch_add(1);
+    if !claim_free_blocks(store, 1) {
         return None;
     }
     let preset = preset_mask(C::OBJECTS_PER_BLOCK);
     // The lowest `wanted` slots: a fresh block's free slots are the low ones.
     let slots = !preset & if wanted >= 64 { u64::MAX } else { (1u64 << wanted) - 1 };
     let has_room = preset | slots != u64::MAX;
-    let owned = has_room && owns_what_it_opens::<C, S>(store, wanted);
     if has_room {
         store.initializing().fetch_add(1);
     }
     let mut seed = seed;
     let free_blocks = store.free_blocks();
-    // Next to the caller's last block first: one container instead of a walk from the top.
-    let index = match near.and_then(|near| free_blocks.try_clear_near(near, seed)) {
-        Some(index) => index,
-        None => loop {
-            if let Some(index) = free_blocks.clear_any(seed, 64) {
-                break index;
-            }
-            seed = next_seed(seed);
-        },
+    let index = loop {
+        if let Some(index) = free_blocks.clear_any(seed, 64) {
+            break index;
+        }
+        seed = next_seed(seed);
     };
-    // Acquire: pairs with the release in `release_slot` before the block was published as
+    // Acquire: pairs with the release in `release_slots` before the block was published as
     // free, so the previous owner's invalidation of the block's bitmap is ordered before our
     // reset of it below (without it, the reset could land first and leave the block "full").
     arch::fence();
     let block = store.block(index);
-    // A swap for the same reason as the bitmap's below: a late `publish` of the block's
-    // previous life may race with it.
-    block.type_id.swap(C::TYPE_ID as u32 | if owned { OWNED } else { 0 });
-    // Release: the type id and owned flag are visible to anyone whose reservation in this
-    // block succeeds (paper footnote 5), so that whoever fills the block takes the flag.
+    // Swaps for the same reason as the bitmap's below. Every slot's object is handed out as
+    // soon as it is reserved (unlike a run's, see `runs`).
+    block.type_id.swap(C::TYPE_ID as u32);
+    block.handed.swap(u64::MAX);
+    // Release: the type id is visible to anyone whose reservation in this block succeeds
+    // (paper footnote 5).
     arch::fence();
     // A swap, not a store: every write of an allocation bitmap is a read-modify-write, so its
     // history is one chain that each thread's `before` value places it in (a plain store may
@@ -660,30 +563,27 @@ fn initialize_free_block<C: ClassSpec, S: BlockStore>(
     // that race, tokio-rs/loom#254).
     block.alloc.swap(preset | slots);
     #[cfg(loom)]
-    std::eprintln!("[{:?}] open {index} owned {owned}", loom::thread::current().id());
+    std::eprintln!("[{:?}] open {index}", loom::thread::current().id());
     store.allocated(C::TYPE_ID).set(index);
-    if owned {
-        // A warp sharing our hint entry (the key is not unique everywhere) may have left a
-        // block of its own there: publish it rather than lose track of its free slots.
-        let displaced = store.hint(C::TYPE_ID).swap(hint_entry(index));
-        let block = displaced & HINTED_BLOCK;
-        if displaced & HINT_FILLED == 0
-            && block != 0
-            && block != index + 1
-            && block <= store.active(C::TYPE_ID).len()
-        {
-            publish(store, block - 1);
-        }
-    } else if has_room {
-        store.active(C::TYPE_ID).set(index);
-    }
     if has_room {
-        // Release: whoever sees this block no longer initialising also sees it active, or
-        // owned and in a hint (where blocks that run out adopt it).
+        store.active(C::TYPE_ID).set(index);
+        // Release: whoever sees this block no longer initialising also sees it active.
         arch::fence();
         store.initializing().fetch_sub(1);
     }
     Some((index, slots))
+}
+
+/// Claim `count` blocks from the heap's free count (see `initialize_free_block`): `true` if
+/// there were that many free, net of the claims of others.
+#[inline(always)]
+fn claim_free_blocks<S: BlockStore>(store: &S, count: u64) -> bool {
+    let free = store.free_count();
+    if (free.fetch_sub(count) as i64) < count as i64 {
+        free.fetch_add(count);
+        return false;
+    }
+    true
 }
 
 /// Free `slot` of block `index` of class `type_id` (Alg. 2), updating the block bitmaps.
@@ -697,27 +597,44 @@ pub fn release_slot<S: BlockStore>(
     preset: u64,
 ) {
     let flags = store.class_flags(type_id);
-    let Some(release) = block.release(slot, preset) else {
+    if !release_slots(store, block, index, 1 << slot, type_id, preset) {
         store.raise(crate::errors::DOUBLE_FREE);
         return;
-    };
+    }
     store.class_changed(type_id, flags);
+}
+
+/// Free the slots `mask` of block `index` of class `type_id` (Alg. 2 for several slots at
+/// once), updating the block bitmaps; `false` if any of them was not allocated.
+#[inline]
+fn release_slots<S: BlockStore>(
+    store: &S,
+    block: &BlockHeader,
+    index: u64,
+    mask: u64,
+    type_id: u8,
+    preset: u64,
+) -> bool {
+    let Some(release) = block.release_slots(mask, preset) else {
+        return false;
+    };
     if release.was_full {
         store.active(type_id).set(index);
     }
-    // Acquire before each load of the type word: the block's owned flag, set before it was
-    // opened, must be seen (the alloc bitmap's RMWs order it before our release above).
-    let deactivate_block = || {
-        arch::fence();
-        deactivate(store, block, index, block.type_id.load());
-    };
-    if release.emptied && block.invalidate(preset, deactivate_block) {
-        deactivate_block();
+    let deactivate = || store.active(type_id).clear(index);
+    if release.emptied && block.invalidate(preset, deactivate) {
+        deactivate();
         store.allocated(type_id).clear(index);
+        // Acquire: pairs with the releases before the frees and run releases whose bitmap
+        // writes our invalidation read, so that the bits they set in `handed` come before our
+        // reset (a free block hands out nothing, see `BlockHeader::handed`).
+        arch::fence();
+        block.handed.swap(0);
         // Release: everything we did to the block happens before whoever takes it next
         // initialises it (see `initialize_free_block`).
         arch::fence();
         store.free_blocks().set(index);
         store.free_count().fetch_add(1);
     }
+    true
 }
