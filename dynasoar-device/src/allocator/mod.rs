@@ -638,3 +638,6 @@ fn release_slots<S: BlockStore>(
     }
     true
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests;
