@@ -1,6 +1,7 @@
-//! Blocks: a 64-byte header (allocation bitmap, type id, handed-out slots), padded to 128 bytes, then the data segment, where the
-//! block's objects live in SOA layout (paper section 3, Alg. 6-7). The paper's per-block
-//! iteration bitmap lives in the enumeration list instead (see `heap`), next to the block's index.
+//! Blocks: a 64-byte header (allocation bitmap, type id, handed-out slots), padded to 128 bytes,
+//! then the data segment, where the block's objects live in SOA layout (paper section 3,
+//! Alg. 6-7). The paper's per-block iteration bitmap lives in the enumeration list instead (see
+//! `heap`), next to the block's index.
 //!
 //! The allocation bitmap always has 64 bits. A class with `N < 64` objects per block keeps bits
 //! `N..64` set for the block's whole life (its *preset* mask), so "full" is always `u64::MAX`
@@ -41,8 +42,8 @@ pub struct BlockHeader {
     ///
     /// 0 while the block is free; set in full when a block is opened for single requests, left
     /// 0 when it is opened for a run (whose owner sets the bits of the slots it hands out).
-    /// Every write after the heap's initialisation is a read-modify-write, so that the reset of a block's previous life and the
-    /// bits set in its next one form one chain.
+    /// Every write after the heap's initialisation is a read-modify-write, so that the reset of
+    /// a block's previous life and the bits set in its next one form one chain.
     pub handed: Atomic64,
 }
 
