@@ -71,7 +71,7 @@ pub trait BlockStore {
     fn free_count(&self) -> &Atomic64;
     /// Threads that got no object.
     fn failed_allocations(&self) -> &Atomic32;
-    /// Blocks being initialised (claimed, not yet active).
+    /// Blocks and runs being opened (claimed, not yet active or in a run table).
     fn initializing(&self) -> &Atomic32;
     /// Lanes that left a warp's hand-out without a slot and allocated alone.
     fn coalescing_misses(&self) -> &Atomic32;

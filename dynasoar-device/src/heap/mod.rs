@@ -75,8 +75,9 @@ pub struct HeapState {
     pub errors: Atomic32,
     /// Failed allocations (threads that got no object).
     pub failed_allocations: Atomic32,
-    /// Blocks claimed from the free count but not yet published as active: while any are, an
-    /// allocation that finds nothing is not out of memory yet.
+    /// Blocks (or runs of blocks) claimed from the free count but not yet published as active
+    /// (or in a run table): while any are, an allocation that finds nothing is not out of
+    /// memory yet.
     pub initializing: Atomic32,
     /// Leaders that gave up for lack of blocks (each failed allocation comes from one).
     pub starved_leaders: Atomic32,
