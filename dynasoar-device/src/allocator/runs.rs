@@ -1,7 +1,7 @@
 //! Runs: consecutive blocks reserved for the bulk allocations of one warp slot.
 //!
 //! A warp that allocates a whole warp's objects of one class at a time (Linux Scalability, the
-//! storms' largest class) pays the paper's search for every half block: find an active block,
+//! storms' two largest classes) pays the paper's search for every half block: find an active block,
 //! reserve, fence, check the type, and open a new block every other request. Classes that opt
 //! in ([`ClassSpec::OWNS_BLOCKS`]) give such leaders a run instead: up to [`MAX_RUN_BLOCKS`]
 //! consecutive blocks, opened at once with every slot reserved, whose slots the warps keyed to
@@ -230,7 +230,7 @@ fn release<S: BlockStore>(store: &S, class: u8, run: Run) -> bool {
         let block = store.block(index);
         // Ordinary free slots from now on: whoever reserves them hands them out at once.
         block.handed.fetch_or(slots);
-        // Release: ... and so finds them handed out already.
+        // Release: whoever reserves them once they are freed below sees their handed bits.
         arch::fence();
         if !release_slots(store, block, index, slots, class, preset) {
             store.raise(crate::errors::DOUBLE_FREE);
