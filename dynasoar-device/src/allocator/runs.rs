@@ -1,9 +1,9 @@
 //! Runs: consecutive blocks reserved for the bulk allocations of one warp slot.
 //!
 //! A warp that allocates a whole warp's objects of one class at a time (Linux Scalability, the
-//! storms' two largest classes) pays the paper's search for every half block: find an active block,
-//! reserve, fence, check the type, and open a new block every other request. Classes that opt
-//! in ([`ClassSpec::OWNS_BLOCKS`]) give such leaders a run instead: up to [`MAX_RUN_BLOCKS`]
+//! storms' two largest classes) pays the paper's search for every half block: find an active
+//! block, reserve, fence, check the type, and open a new block every other request. Classes that
+//! opt in ([`ClassSpec::OWNS_BLOCKS`]) give such leaders a run instead: up to [`MAX_RUN_BLOCKS`]
 //! consecutive blocks, opened at once with every slot reserved, whose slots the warps keyed to
 //! one entry of the class's run table take in order with one `fetch_add` on the entry.
 //!
