@@ -389,7 +389,9 @@ fn search_or_open<C: ClassSpec, S: BlockStore, const LOSSES: u32>(
                 // warps leaves fewer barely used blocks behind. Only a load: a read-modify-write
                 // gate here (a semaphore) made a million starving threads hammer one address and
                 // stall on an H200. The bound is soft: leaders arriving together may all pass it.
-                if opening >= MAX_BLOCKS_OPENING {
+                // A leader that takes at least half a block itself leaves no barely used block
+                // behind and is not held back.
+                if opening >= MAX_BLOCKS_OPENING && !takes_half_a_block::<C>(wanted) {
                     backoff.snooze();
                     arch::fence();
                     *seed = next_seed(*seed);
