@@ -6,13 +6,12 @@
 
 use std::sync::Arc;
 
+use dynasoar_device::allocator::vec_store::{VecStore as Store, containers};
 use dynasoar_device::allocator::{
-    BlockStore, DEFAULT_LOSSES_BEFORE_NEW_BLOCK, ROLLBACKS, allocate_in_group, release_runs, release_slot,
+    DEFAULT_LOSSES_BEFORE_NEW_BLOCK, ROLLBACKS, allocate_in_group, release_runs,
 };
 use dynasoar_device::arch::WarpGroup;
-use dynasoar_device::arch::atomic::{Atomic32, Atomic64};
-use dynasoar_device::bitmap::{Bitmap, BitmapGeometry, init_container};
-use dynasoar_device::block::{BlockHeader, preset_mask};
+use dynasoar_device::bitmap::{Bitmap, BitmapGeometry};
 use dynasoar_device::{ClassSpec, RawHandle};
 use loom::thread;
 
@@ -22,149 +21,6 @@ fn model(f: impl Fn() + Sync + Send + 'static) {
         builder.preemption_bound = Some(2);
     }
     builder.check(f);
-}
-
-fn containers(g: &BitmapGeometry, ones: u64) -> Vec<Atomic64> {
-    (0..g.containers).map(|i| Atomic64::new(init_container(g, i, ones))).collect()
-}
-
-/// Blocks and bitmaps in vectors. Block `i` "lives" at address `(i + 1) * 4096`.
-struct Store {
-    geometry: BitmapGeometry,
-    free: Vec<Atomic64>,
-    allocated: Vec<Vec<Atomic64>>,
-    active: Vec<Vec<Atomic64>>,
-    blocks: Vec<BlockHeader>,
-    /// One run entry per class, shared by all threads (as warps sharing an entry would).
-    runs: Vec<Vec<Atomic64>>,
-    free_count: Atomic64,
-    failed: Atomic32,
-    initializing: Atomic32,
-    starved: Atomic32,
-    misses: Atomic32,
-    errors: Atomic32,
-    objects: Vec<u32>,
-}
-
-impl Store {
-    fn new(blocks: u64, objects: &[u32]) -> Self {
-        let geometry = BitmapGeometry::new(blocks).unwrap();
-        Store {
-            free: containers(&geometry, blocks),
-            allocated: objects.iter().map(|_| containers(&geometry, 0)).collect(),
-            active: objects.iter().map(|_| containers(&geometry, 0)).collect(),
-            blocks: (0..blocks).map(|_| BlockHeader::free()).collect(),
-            runs: objects.iter().map(|_| vec![Atomic64::new(0)]).collect(),
-            free_count: Atomic64::new(blocks),
-            failed: Atomic32::new(0),
-            initializing: Atomic32::new(0),
-            starved: Atomic32::new(0),
-            misses: Atomic32::new(0),
-            errors: Atomic32::new(0),
-            objects: objects.to_vec(),
-            geometry,
-        }
-    }
-
-    fn index_of(&self, h: RawHandle) -> u64 {
-        h.block_addr() / 4096 - 1
-    }
-
-    fn free(&self, h: RawHandle) {
-        let index = self.index_of(h);
-        release_slot(
-            self,
-            &self.blocks[index as usize],
-            index,
-            h.slot(),
-            h.type_id(),
-            preset_mask(h.objects_per_block()),
-        );
-    }
-
-    /// Invariants after all threads finished; returns live objects per class.
-    fn check(&self) -> Vec<u64> {
-        let free = self.free_blocks();
-        assert_eq!(free.check_consistent(), Ok(()));
-        let mut live = vec![0; self.objects.len()];
-        let mut free_blocks = 0;
-        for index in 0..self.geometry.bits {
-            let owners: Vec<u8> =
-                (0..self.objects.len() as u8).filter(|&c| self.allocated(c).get(index)).collect();
-            match (free.get(index), owners.as_slice()) {
-                (true, []) => {
-                    free_blocks += 1;
-                    assert_eq!(self.blocks[index as usize].handed.load(), 0, "free block {index} handed");
-                }
-                (false, [c]) => {
-                    let block = &self.blocks[index as usize];
-                    assert_eq!(block.type_id.load(), *c as u32, "block {index} type");
-                    let preset = preset_mask(self.objects[*c as usize]);
-                    let alloc = block.alloc.load();
-                    assert_ne!(alloc, preset, "block {index} allocated but empty");
-                    assert_eq!(alloc & preset, preset);
-                    let reserved = !block.handed.load() & !preset;
-                    assert_eq!(reserved & !alloc, 0, "block {index}: reserved slots not allocated");
-                    assert_eq!(self.active(*c).get(index), alloc != u64::MAX, "block {index} active");
-                    live[*c as usize] += (alloc & !reserved & !preset).count_ones() as u64;
-                }
-                other => panic!("block {index}: {other:?}"),
-            }
-        }
-        assert_eq!(self.free_count.load(), free_blocks);
-        live
-    }
-}
-
-impl BlockStore for Store {
-    fn free_blocks(&self) -> Bitmap<'_> {
-        Bitmap::new(&self.geometry, &self.free)
-    }
-    fn allocated(&self, class: u8) -> Bitmap<'_> {
-        Bitmap::new(&self.geometry, &self.allocated[class as usize])
-    }
-    fn active(&self, class: u8) -> Bitmap<'_> {
-        Bitmap::new(&self.geometry, &self.active[class as usize])
-    }
-    fn block(&self, index: u64) -> &BlockHeader {
-        &self.blocks[index as usize]
-    }
-    fn block_addr(&self, index: u64) -> u64 {
-        (index + 1) * 4096
-    }
-    fn free_count(&self) -> &Atomic64 {
-        &self.free_count
-    }
-    fn failed_allocations(&self) -> &Atomic32 {
-        &self.failed
-    }
-    fn initializing(&self) -> &Atomic32 {
-        &self.initializing
-    }
-    fn starved_leaders(&self) -> &Atomic32 {
-        &self.starved
-    }
-    fn coalescing_misses(&self) -> &Atomic32 {
-        &self.misses
-    }
-    fn num_classes(&self) -> u8 {
-        self.objects.len() as u8
-    }
-    fn runs_enabled(&self) -> bool {
-        true
-    }
-    fn run_entry(&self, class: u8) -> &Atomic64 {
-        &self.runs[class as usize][0]
-    }
-    fn run_table(&self, class: u8) -> &[Atomic64] {
-        &self.runs[class as usize]
-    }
-    fn class_objects(&self, class: u8) -> u32 {
-        self.objects[class as usize]
-    }
-    fn raise(&self, error: u32) {
-        self.errors.fetch_or(error);
-    }
 }
 
 /// Class 0: two objects per block.

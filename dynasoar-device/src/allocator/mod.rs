@@ -316,9 +316,9 @@ pub fn allocate_in_group<C: ClassSpec, S: BlockStore, const LOSSES: u32>(
 /// What a leader hands its group: `slots` (as bits) of the block at address `block`, or, when
 /// `block` has [`Grant::RUN`] set, consecutive slots of a run (see `runs::grant`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Grant {
-    pub block: u64,
-    pub slots: u64,
+struct Grant {
+    block: u64,
+    slots: u64,
 }
 
 impl Grant {
@@ -643,3 +643,6 @@ fn release_slots<S: BlockStore>(
 
 #[cfg(all(test, not(loom)))]
 mod tests;
+#[cfg(any(test, loom))]
+#[doc(hidden)]
+pub mod vec_store;

@@ -2,98 +2,10 @@
 //! request; here a "leader" takes up to a warp's worth, so grants span blocks as on the GPU.
 
 use std::collections::HashSet;
-use std::vec;
 use std::vec::Vec;
 
+use super::vec_store::VecStore;
 use super::*;
-use crate::bitmap::{BitmapGeometry, init_container};
-
-/// Blocks and bitmaps in vectors, one run entry per class; block `i` "lives" at
-/// `(i + 1) * 4096`.
-struct Store {
-    geometry: BitmapGeometry,
-    free: Vec<Atomic64>,
-    allocated: Vec<Atomic64>,
-    active: Vec<Atomic64>,
-    blocks: Vec<BlockHeader>,
-    runs: Vec<Atomic64>,
-    counters: [Atomic32; 6],
-    free_count: Atomic64,
-}
-
-impl Store {
-    fn new(blocks: u64) -> Self {
-        let geometry = BitmapGeometry::new(blocks).unwrap();
-        let containers = |ones| {
-            (0..geometry.containers).map(|i| Atomic64::new(init_container(&geometry, i, ones))).collect()
-        };
-        Store {
-            free: containers(blocks),
-            allocated: containers(0),
-            active: containers(0),
-            blocks: (0..blocks).map(|_| BlockHeader::free()).collect(),
-            runs: vec![Atomic64::new(0)],
-            counters: core::array::from_fn(|_| Atomic32::new(0)),
-            free_count: Atomic64::new(blocks),
-            geometry,
-        }
-    }
-
-    fn index_of(&self, h: RawHandle) -> u64 {
-        h.block_addr() / 4096 - 1
-    }
-}
-
-impl BlockStore for Store {
-    fn free_blocks(&self) -> Bitmap<'_> {
-        Bitmap::new(&self.geometry, &self.free)
-    }
-    fn allocated(&self, _: u8) -> Bitmap<'_> {
-        Bitmap::new(&self.geometry, &self.allocated)
-    }
-    fn active(&self, _: u8) -> Bitmap<'_> {
-        Bitmap::new(&self.geometry, &self.active)
-    }
-    fn block(&self, index: u64) -> &BlockHeader {
-        &self.blocks[index as usize]
-    }
-    fn block_addr(&self, index: u64) -> u64 {
-        (index + 1) * 4096
-    }
-    fn free_count(&self) -> &Atomic64 {
-        &self.free_count
-    }
-    fn failed_allocations(&self) -> &Atomic32 {
-        &self.counters[0]
-    }
-    fn initializing(&self) -> &Atomic32 {
-        &self.counters[1]
-    }
-    fn coalescing_misses(&self) -> &Atomic32 {
-        &self.counters[2]
-    }
-    fn starved_leaders(&self) -> &Atomic32 {
-        &self.counters[3]
-    }
-    fn class_objects(&self, _: u8) -> u32 {
-        Twelve::OBJECTS_PER_BLOCK
-    }
-    fn raise(&self, error: u32) {
-        self.counters[4].fetch_or(error);
-    }
-    fn num_classes(&self) -> u8 {
-        1
-    }
-    fn runs_enabled(&self) -> bool {
-        true
-    }
-    fn run_entry(&self, _: u8) -> &Atomic64 {
-        &self.runs[0]
-    }
-    fn run_table(&self, _: u8) -> &[Atomic64] {
-        &self.runs
-    }
-}
 
 /// Twelve objects per block, like the storms' `Large`: a warp's request spans up to four blocks.
 struct Twelve;
@@ -107,7 +19,7 @@ impl ClassSpec for Twelve {
 
 #[test]
 fn run_grants_span_blocks_and_hand_out_every_slot_once() {
-    let store = Store::new(200);
+    let store = VecStore::new(200, &[Twelve::OBJECTS_PER_BLOCK]);
     let preset = preset_mask(12);
     let mut handles = Vec::new();
     let mut seen = HashSet::new();
@@ -127,7 +39,7 @@ fn run_grants_span_blocks_and_hand_out_every_slot_once() {
             handles.push(h);
         }
     }
-    assert_eq!(store.counters[4].load(), 0, "no error raised");
+    assert_eq!(store.errors.load(), 0, "no error raised");
     let allocated: Vec<u64> = (0..200).filter(|&i| store.allocated(0).get(i)).collect();
     let objects: u32 = allocated.iter().map(|&i| (store.block(i).objects() & !preset).count_ones()).sum();
     assert_eq!(objects as usize, handles.len(), "objects are exactly the handed-out slots");
@@ -159,10 +71,9 @@ fn run_grants_span_blocks_and_hand_out_every_slot_once() {
 
     // Freeing every object frees every block.
     for h in handles {
-        let index = store.index_of(h);
-        release_slot(&store, store.block(index), index, h.slot(), 0, preset);
+        store.free(h);
     }
-    assert_eq!(store.counters[4].load(), 0, "no double free");
+    assert_eq!(store.errors.load(), 0, "no double free");
     assert_eq!(store.free_count.load(), 200);
     assert_eq!(store.free_blocks().count_ones(), 200);
     assert!((0..200).all(|i| store.block(i).handed.load() == 0), "free blocks hand out nothing");
