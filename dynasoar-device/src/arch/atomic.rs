@@ -8,6 +8,49 @@
 //!
 //! The types are `repr(transparent)` over an integer cell, so device memory holding plain
 //! integers (bitmaps, block headers) can be viewed as atomics in place.
+//!
+//! On the GPU every atomic lives in global memory (the heap, buffers the host allocated):
+//! the operations name the `.global` state space, which spares each one the check ptxas adds
+//! to generic atomics (see `global_op!`). Nothing in dynasoar puts an atomic in shared or
+//! local memory.
+
+/// PTX for `op`, which addresses the word as `[%g]`: the global address of the generic
+/// pointer `{p}`. Naming the state space makes ptxas emit global atomics (`ATOMG`, `RED`);
+/// on a generic address it emits `ATOM` with a check for shared memory after each one, which
+/// waits a round trip to L2 even where nobody uses the value.
+#[cfg(target_arch = "nvptx64")]
+macro_rules! global_op {
+    ($op:expr) => {
+        concat!("{{ .reg .b64 %g; cvta.to.global.u64 %g, {p}; ", $op, " }}")
+    };
+}
+
+/// An atomic read-modify-write `op` on the word of `this` with operand `value`; the previous
+/// value.
+#[cfg(target_arch = "nvptx64")]
+macro_rules! rmw {
+    ($this:expr, $op:expr, $reg:ident, $value:expr) => {{
+        let old;
+        // SAFETY: `$this` is a live, aligned word in global memory (see the module's notes).
+        unsafe {
+            core::arch::asm!(global_op!(concat!($op, " {o}, [%g], {v};")),
+                o = out($reg) old, p = in(reg64) $this.ptr(), v = in($reg) $value, options(nostack))
+        };
+        old
+    }};
+}
+
+/// An atomic reduction `op` (no value returned) on the word of `this` with operand `value`.
+#[cfg(target_arch = "nvptx64")]
+macro_rules! red {
+    ($this:expr, $op:expr, $reg:ident, $value:expr) => {
+        // SAFETY: as in `rmw!`.
+        unsafe {
+            core::arch::asm!(global_op!(concat!($op, " [%g], {v};")),
+                p = in(reg64) $this.ptr(), v = in($reg) $value, options(nostack))
+        }
+    };
+}
 
 macro_rules! atomic_type {
     ($name:ident, $int:ty, $core:ident, $bits:literal, $reg:ident) => {
@@ -36,11 +79,12 @@ macro_rules! atomic_type {
                 self.0.as_ptr()
             }
 
-            /// View a properly aligned integer in shared memory as an atomic.
+            /// View a properly aligned integer that threads share as an atomic.
             ///
             /// # Safety
             /// `ptr` must be valid and aligned for the lifetime `'a`, and every concurrent access
-            /// to it must be atomic.
+            /// to it must be atomic. On the GPU it must point into global memory (not shared
+            /// memory or a thread's stack).
             #[cfg(not(loom))]
             #[inline(always)]
             pub unsafe fn from_ptr<'a>(ptr: *mut $int) -> &'a Self {
@@ -61,9 +105,10 @@ macro_rules! atomic_type {
             #[inline(always)]
             pub fn load(&self) -> $int {
                 let v: $int;
-                // SAFETY: `self` points to a live, aligned value; the load is atomic.
+                // SAFETY: `self` points to a live, aligned value in global memory (see the
+                // module's notes); the load is atomic.
                 unsafe {
-                    core::arch::asm!(concat!("ld.relaxed.gpu.u", $bits, " {v}, [{p}];"),
+                    core::arch::asm!(global_op!(concat!("ld.relaxed.gpu.global.u", $bits, " {v}, [%g];")),
                         v = out($reg) v, p = in(reg64) self.ptr(), options(nostack))
                 };
                 v
@@ -74,81 +119,34 @@ macro_rules! atomic_type {
             pub fn store(&self, value: $int) {
                 // SAFETY: as for `load`.
                 unsafe {
-                    core::arch::asm!(concat!("st.relaxed.gpu.u", $bits, " [{p}], {v};"),
+                    core::arch::asm!(global_op!(concat!("st.relaxed.gpu.global.u", $bits, " [%g], {v};")),
                         p = in(reg64) self.ptr(), v = in($reg) value, options(nostack))
                 };
             }
 
             #[inline(always)]
             fn rmw_or(&self, value: $int) -> $int {
-                let old: $int;
-                // SAFETY: as for `load`.
-                unsafe {
-                    core::arch::asm!(concat!("atom.relaxed.gpu.or.b", $bits, " {o}, [{p}], {v};"),
-                        o = out($reg) old, p = in(reg64) self.ptr(), v = in($reg) value,
-                        options(nostack))
-                };
-                old
+                rmw!(self, concat!("atom.relaxed.gpu.global.or.b", $bits), $reg, value)
             }
-
             #[inline(always)]
             fn rmw_and(&self, value: $int) -> $int {
-                let old: $int;
-                // SAFETY: as for `load`.
-                unsafe {
-                    core::arch::asm!(concat!("atom.relaxed.gpu.and.b", $bits, " {o}, [{p}], {v};"),
-                        o = out($reg) old, p = in(reg64) self.ptr(), v = in($reg) value,
-                        options(nostack))
-                };
-                old
+                rmw!(self, concat!("atom.relaxed.gpu.global.and.b", $bits), $reg, value)
             }
-
             #[inline(always)]
             fn rmw_add(&self, value: $int) -> $int {
-                let old: $int;
-                // SAFETY: as for `load`.
-                unsafe {
-                    core::arch::asm!(concat!("atom.relaxed.gpu.add.u", $bits, " {o}, [{p}], {v};"),
-                        o = out($reg) old, p = in(reg64) self.ptr(), v = in($reg) value,
-                        options(nostack))
-                };
-                old
+                rmw!(self, concat!("atom.relaxed.gpu.global.add.u", $bits), $reg, value)
             }
-
             #[inline(always)]
             fn rmw_max(&self, value: $int) -> $int {
-                let old: $int;
-                // SAFETY: as for `load`.
-                unsafe {
-                    core::arch::asm!(concat!("atom.relaxed.gpu.max.u", $bits, " {o}, [{p}], {v};"),
-                        o = out($reg) old, p = in(reg64) self.ptr(), v = in($reg) value,
-                        options(nostack))
-                };
-                old
+                rmw!(self, concat!("atom.relaxed.gpu.global.max.u", $bits), $reg, value)
             }
-
             #[inline(always)]
             fn rmw_min(&self, value: $int) -> $int {
-                let old: $int;
-                // SAFETY: as for `load`.
-                unsafe {
-                    core::arch::asm!(concat!("atom.relaxed.gpu.min.u", $bits, " {o}, [{p}], {v};"),
-                        o = out($reg) old, p = in(reg64) self.ptr(), v = in($reg) value,
-                        options(nostack))
-                };
-                old
+                rmw!(self, concat!("atom.relaxed.gpu.global.min.u", $bits), $reg, value)
             }
-
             #[inline(always)]
             fn rmw_exch(&self, value: $int) -> $int {
-                let old: $int;
-                // SAFETY: as for `load`.
-                unsafe {
-                    core::arch::asm!(concat!("atom.relaxed.gpu.exch.b", $bits, " {o}, [{p}], {v};"),
-                        o = out($reg) old, p = in(reg64) self.ptr(), v = in($reg) value,
-                        options(nostack))
-                };
-                old
+                rmw!(self, concat!("atom.relaxed.gpu.global.exch.b", $bits), $reg, value)
             }
 
             #[inline(always)]
@@ -156,11 +154,25 @@ macro_rules! atomic_type {
                 let old: $int;
                 // SAFETY: as for `load`.
                 unsafe {
-                    core::arch::asm!(concat!("atom.relaxed.gpu.cas.b", $bits, " {o}, [{p}], {c}, {n};"),
+                    core::arch::asm!(
+                        global_op!(concat!("atom.relaxed.gpu.global.cas.b", $bits, " {o}, [%g], {c}, {n};")),
                         o = out($reg) old, p = in(reg64) self.ptr(), c = in($reg) current,
                         n = in($reg) new, options(nostack))
                 };
                 old
+            }
+
+            #[inline(always)]
+            fn red_or(&self, value: $int) {
+                red!(self, concat!("red.relaxed.gpu.global.or.b", $bits), $reg, value)
+            }
+            #[inline(always)]
+            fn red_and(&self, value: $int) {
+                red!(self, concat!("red.relaxed.gpu.global.and.b", $bits), $reg, value)
+            }
+            #[inline(always)]
+            fn red_add(&self, value: $int) {
+                red!(self, concat!("red.relaxed.gpu.global.add.u", $bits), $reg, value)
             }
         }
 
@@ -203,6 +215,18 @@ macro_rules! atomic_type {
                 match self.0.compare_exchange(current, new, Relaxed, Relaxed) {
                     Ok(v) | Err(v) => v,
                 }
+            }
+            #[inline(always)]
+            fn red_or(&self, value: $int) {
+                self.0.fetch_or(value, Relaxed);
+            }
+            #[inline(always)]
+            fn red_and(&self, value: $int) {
+                self.0.fetch_and(value, Relaxed);
+            }
+            #[inline(always)]
+            fn red_add(&self, value: $int) {
+                self.0.fetch_add(value, Relaxed);
             }
         }
 
@@ -249,6 +273,23 @@ macro_rules! atomic_type {
                 let old = self.rmw_cas(current, new);
                 if old == current { Ok(old) } else { Err(old) }
             }
+            /// Atomic OR whose previous value nobody waits for (`red`): the thread goes on at
+            /// once, where a `fetch_or` waits a round trip to L2 for the value.
+            #[inline(always)]
+            pub fn reduce_or(&self, value: $int) {
+                self.red_or(value)
+            }
+            /// Atomic AND without the previous value (see [`reduce_or`](Self::reduce_or)).
+            #[inline(always)]
+            pub fn reduce_and(&self, value: $int) {
+                self.red_and(value)
+            }
+            /// Atomic wrapping add without the previous value (see
+            /// [`reduce_or`](Self::reduce_or)).
+            #[inline(always)]
+            pub fn reduce_add(&self, value: $int) {
+                self.red_add(value)
+            }
         }
 
         impl core::fmt::Debug for $name {
@@ -280,7 +321,7 @@ impl Atomic32 {
         let old: f32;
         // SAFETY: as for the other atomics: `self` is a live, aligned word.
         unsafe {
-            core::arch::asm!("atom.relaxed.gpu.add.f32 {o}, [{p}], {v};",
+            core::arch::asm!(global_op!("atom.relaxed.gpu.global.add.f32 {o}, [%g], {v};"),
                 o = out(reg32) old, p = in(reg64) self.0.as_ptr(), v = in(reg32) value, options(nostack))
         };
         old.to_bits()
