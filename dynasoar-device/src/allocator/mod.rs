@@ -67,6 +67,12 @@ pub trait BlockStore {
     fn block(&self, index: u64) -> &BlockHeader;
     /// Address of block `index` (what handles encode).
     fn block_addr(&self, index: u64) -> u64;
+    /// Where the blocks lie, read once by hot paths that compute block addresses: kept in
+    /// registers, it is not read again after each atomic (asm that the compiler must assume
+    /// writes memory).
+    fn block_layout(&self) -> BlockLayout;
+    /// Header of the block at `addr` (an address [`BlockLayout::addr`] gave).
+    fn block_at_addr(&self, addr: u64) -> &BlockHeader;
     /// Free blocks not yet claimed.
     fn free_count(&self) -> &Atomic64;
     /// Threads that got no object.
@@ -125,6 +131,15 @@ impl BlockStore for Heap<'_> {
         Heap::block_addr(self, index)
     }
     #[inline(always)]
+    fn block_layout(&self) -> BlockLayout {
+        let c = self.config();
+        BlockLayout { first: c.blocks, stride: c.block_bytes, count: c.num_blocks }
+    }
+    #[inline(always)]
+    fn block_at_addr(&self, addr: u64) -> &BlockHeader {
+        block_at(addr)
+    }
+    #[inline(always)]
     fn free_count(&self) -> &Atomic64 {
         &self.state().free_blocks
     }
@@ -181,7 +196,7 @@ impl BlockStore for Heap<'_> {
 /// A first seed for this warp's searches: its global id, mixed with the clock so that repeated
 /// allocations of one warp do not retrace the same path.
 #[inline(always)]
-fn warp_seed() -> u64 {
+pub(super) fn warp_seed() -> u64 {
     let w = arch::global_warp_id() as u64;
     (w.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ arch::clock64().wrapping_mul(0xBF58_476D_1CE4_E5B9)) | 1
 }
@@ -254,11 +269,37 @@ pub const DEFAULT_LOSSES_BEFORE_NEW_BLOCK: u32 = 0;
 
 /// Allocate one object of class `C` for each lane of `group` (see
 /// [`Heap::allocate_tuned`] for `LOSSES`).
-#[inline]
+///
+/// Inlined into `Heap::allocate` and its variants: called out of line from there, its group
+/// went through the stack and the hand-out paid a second call (Linux Scalability on an H100).
+#[inline(always)]
 pub fn allocate_in_group<C: ClassSpec, S: BlockStore, const LOSSES: u32>(
     store: &S,
     group: WarpGroup,
 ) -> Option<RawHandle> {
+    let mut group = group;
+    if C::OWNS_BLOCKS && store.runs_enabled() {
+        // Groups that take at least half a block take their slots from their warp slot's run.
+        let layout = store.block_layout();
+        let entry = store.run_entry(C::TYPE_ID);
+        while takes_half_a_block::<C>(group.size) {
+            let mut taken = 0;
+            if group.is_leader() {
+                taken = runs::take::<C, S>(store, layout, entry, group.size).0;
+            }
+            let taken = runs::Taken(group.broadcast_u64(taken));
+            if let Some(mine) = taken.handle::<C, S>(store, layout, group.rank) {
+                return Some(mine);
+            }
+            // The run ran out before this lane's turn: the lanes left over go on together, from
+            // a new run, or by the search below if no block was free for one.
+            let served = taken.count::<C>(layout, group.size);
+            if served == 0 {
+                break;
+            }
+            group = group.without_lowest(served);
+        }
+    }
     let mut seed = warp_seed();
     let mut handed_out = 0u32;
     let mut mine = None;
@@ -266,31 +307,26 @@ pub fn allocate_in_group<C: ClassSpec, S: BlockStore, const LOSSES: u32>(
     while handed_out < group.size {
         let mut grant = Grant { block: 0, slots: 0 };
         if group.is_leader() {
-            match reserve_slots::<C, S, LOSSES>(store, group.size - handed_out, &mut seed) {
+            match search_or_open::<C, S, LOSSES>(store, group.size - handed_out, &mut seed) {
                 Some(g) => grant = g,
                 None => grant.block = STARVED,
             }
         }
         let grant =
             Grant { block: group.broadcast_u64(grant.block), slots: group.broadcast_u64(grant.slots) };
-        let from_run = C::OWNS_BLOCKS && grant.is_run();
-        if from_run {
-            // The leader marked the slots handed out before the broadcast: this orders that
-            // before anything the lanes do with their objects (freeing them included).
-            group.sync();
-        }
-        let count = if from_run { grant.run_count() } else { grant.slots.count_ones() };
+        let count = grant.slots.count_ones();
         if count == 0 {
             leader_starved = grant.block == STARVED;
             break; // out of memory: the lanes not served yet get nothing
         }
         if group.rank >= handed_out && group.rank < handed_out + count {
             let k = group.rank - handed_out;
-            mine = Some(if from_run {
-                runs::handle::<C, S>(store, grant, k)
-            } else {
-                RawHandle::new(grant.block, nth_set_bit(grant.slots, k), C::OBJECTS_PER_BLOCK, C::TYPE_ID)
-            });
+            mine = Some(RawHandle::new(
+                grant.block,
+                nth_set_bit(grant.slots, k),
+                C::OBJECTS_PER_BLOCK,
+                C::TYPE_ID,
+            ));
         }
         handed_out += count;
     }
@@ -302,7 +338,7 @@ pub fn allocate_in_group<C: ClassSpec, S: BlockStore, const LOSSES: u32>(
         // counts it so that tests and stats show it. Out of memory is reported only if this
         // attempt starves as well.
         store.coalescing_misses().fetch_add(1);
-        if let Some(g) = search_or_open::<C, S, LOSSES>(store, 1, &mut seed, None) {
+        if let Some(g) = search_or_open::<C, S, LOSSES>(store, 1, &mut seed) {
             mine = Some(RawHandle::new(g.block, g.slots.trailing_zeros(), C::OBJECTS_PER_BLOCK, C::TYPE_ID));
         }
     }
@@ -313,62 +349,42 @@ pub fn allocate_in_group<C: ClassSpec, S: BlockStore, const LOSSES: u32>(
     mine
 }
 
-/// What a leader hands its group: `slots` (as bits) of the block at address `block`, or, when
-/// `block` has [`Grant::RUN`] set, consecutive slots of a run (see `runs::grant`).
+/// Where a store's blocks lie (see [`BlockStore::block_layout`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BlockLayout {
+    /// Address of block 0.
+    pub first: u64,
+    /// Bytes from one block to the next.
+    pub stride: u64,
+    /// Blocks.
+    pub count: u64,
+}
+
+impl BlockLayout {
+    /// Address of block `index`.
+    #[inline(always)]
+    pub fn addr(self, index: u64) -> u64 {
+        self.first + index * self.stride
+    }
+}
+
+/// What a leader hands its group: `slots` (as bits) of the block at address `block`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Grant {
     block: u64,
     slots: u64,
 }
 
-impl Grant {
-    /// Flag of a run's grant (block addresses are far below it).
-    const RUN: u64 = 1 << 63;
-
-    #[inline(always)]
-    fn is_run(self) -> bool {
-        self.block & Self::RUN != 0
-    }
-
-    /// Slots of a run's grant.
-    #[inline(always)]
-    fn run_count(self) -> u32 {
-        (self.slots >> 32) as u32
-    }
-}
-
-/// The leader's part of Alg. 1: reserve up to `wanted` slots of class `C`, in one block or from
-/// the warp's run (see [`runs`]). `None` when out of memory.
-#[inline(always)]
-fn reserve_slots<C: ClassSpec, S: BlockStore, const LOSSES: u32>(
-    store: &S,
-    wanted: u32,
-    seed: &mut u64,
-) -> Option<Grant> {
-    let mut flags = None;
-    if uses_runs::<C, S>(store, wanted) {
-        // Loaded first, so that its round trip overlaps the run entry's.
-        let seen = store.class_flags(C::TYPE_ID);
-        flags = Some(seen);
-        if let Some(grant) = runs::take::<C, S>(store, wanted, *seed) {
-            store.class_changed(C::TYPE_ID, seen);
-            return Some(grant);
-        }
-    }
-    search_or_open::<C, S, LOSSES>(store, wanted, seed, flags)
-}
-
 /// The search of the active bitmap and the opening of new blocks (Alg. 1) for `wanted` slots
-/// of class `C`. `flags`: the class's change flags if already loaded.
+/// of class `C`.
 #[inline(always)]
 fn search_or_open<C: ClassSpec, S: BlockStore, const LOSSES: u32>(
     store: &S,
     wanted: u32,
     seed: &mut u64,
-    flags: Option<u32>,
 ) -> Option<Grant> {
     let active = store.active(C::TYPE_ID);
-    let changed = || store.class_changed(C::TYPE_ID, flags.unwrap_or_else(|| store.class_flags(C::TYPE_ID)));
+    let changed = || store.class_changed(C::TYPE_ID, store.class_flags(C::TYPE_ID));
     let mut starved = 0u32;
     let mut losses = 0u32;
     let mut backoff = Backoff::new();
@@ -451,14 +467,6 @@ fn search_or_open<C: ClassSpec, S: BlockStore, const LOSSES: u32>(
 #[inline(always)]
 fn takes_half_a_block<C: ClassSpec>(wanted: u32) -> bool {
     wanted * 2 >= C::OBJECTS_PER_BLOCK
-}
-
-/// Whether a leader asking for `wanted` objects of `C` takes them from a run: the class opts in
-/// ([`ClassSpec::OWNS_BLOCKS`], a constant, so other classes carry none of the code), the
-/// leader takes at least half a block, and the heap has runs on.
-#[inline(always)]
-fn uses_runs<C: ClassSpec, S: BlockStore>(store: &S, wanted: u32) -> bool {
-    C::OWNS_BLOCKS && takes_half_a_block::<C>(wanted) && store.runs_enabled()
 }
 
 /// A load for a decision that must rest on the latest value (that memory ran out). On the GPU

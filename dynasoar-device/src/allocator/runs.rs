@@ -9,9 +9,11 @@
 //!
 //! - A run's blocks are full from the start (all their slots are reserved), so no search finds
 //!   them and no free empties them: a warp that takes slots from the run needs no type check.
-//! - A block's `handed` bitmap tells the run's reserved slots (clear) from its objects: the
-//!   leader sets the bits of the slots it takes before it hands them out, so the objects are
-//!   `alloc & handed` wherever objects are listed or counted.
+//! - A block's `handed` bitmap tells the run's reserved slots (clear) from its objects: each
+//!   lane sets the bit of the slot it gets, so the objects are `alloc & handed` wherever
+//!   objects are listed or counted.
+//! - The leader shuffles the entry's value to its group, and each lane computes its own slot
+//!   from it: a request costs one round trip (the `fetch_add`) and a few dozen instructions.
 //! - The entry's cursor only grows; a leader whose `fetch_add` finds the run exhausted (or no
 //!   run) opens the next one, twice as long, next to it, and swaps it in. A run displaced
 //!   by another warp sharing the entry, and every run when blocks run out, is *released*: the
@@ -20,7 +22,7 @@
 //! - Any warp may take slots from any run (the entry is the only state), so a run left by a
 //!   warp that exited is simply continued by the next one on its slot.
 
-use super::{BlockStore, Grant, claim_free_blocks, load_latest64, release_slots};
+use super::{BlockLayout, BlockStore, claim_free_blocks, load_latest64, release_slots, warp_seed};
 use crate::arch::{self, atomic::Atomic64, ones_from};
 use crate::bitmap::next_seed;
 use crate::block::preset_mask;
@@ -90,66 +92,91 @@ fn for_each_block(first: u64, objects: u32, from: u64, to: u64, mut f: impl FnMu
     }
 }
 
-/// Take up to `wanted` slots of class `C` from this warp's run, opening a new run when it has
-/// none left. `None` when no block is free for a new run (the caller then searches as usual).
-#[inline(always)]
-pub(super) fn take<C: ClassSpec, S: BlockStore>(store: &S, wanted: u32, seed: u64) -> Option<Grant> {
-    let entry = store.run_entry(C::TYPE_ID);
-    let blocks = store.active(C::TYPE_ID).len();
-    let old = Run::decode(entry.fetch_add((wanted as u64) << CURSOR_SHIFT), blocks);
-    if let Some(run) = old {
-        let end = run.end(C::OBJECTS_PER_BLOCK);
-        if run.cursor < end {
-            let count = (end - run.cursor).min(wanted as u64) as u32;
-            return Some(grant::<C, S>(store, run.first, run.cursor, count));
+/// What a leader took from its warp slot's run for its group: the run's entry as the leader's
+/// `fetch_add` found it, or as the leader opened the run (cursor 0), so that the group's
+/// `k`-th lane gets the run's slot `cursor + k` if the run has one there. Each lane computes
+/// its own handle from this one word: the group needs a single shuffle and no other sync.
+/// 0: no run (no block was free to open one).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Taken(pub(super) u64);
+
+impl Taken {
+    /// The `k`-th slot of what was taken, marked handed out, if the run has it.
+    ///
+    /// The lane that gets the slot marks it (a reduction, which it does not wait for): the
+    /// mark comes before anything the lane does with the object in its own order (a free
+    /// starts with a fence), and a free by another thread must come after the allocation
+    /// anyway, through whatever synchronisation passed it the handle.
+    #[inline(always)]
+    pub(super) fn handle<C: ClassSpec, S: BlockStore>(
+        self,
+        store: &S,
+        layout: BlockLayout,
+        k: u32,
+    ) -> Option<RawHandle> {
+        let run = Run::decode(self.0, layout.count)?;
+        let n = C::OBJECTS_PER_BLOCK;
+        // The cursor stays below 2^24 (see `CURSOR_SHIFT`): 32-bit arithmetic, cheaper on a GPU.
+        let at = run.cursor as u32 + k;
+        if at as u64 >= run.end(n) {
+            return None;
         }
+        let addr = layout.addr(run.first + (at / n) as u64);
+        let slot = at % n;
+        store.block_at_addr(addr).handed.reduce_or(1 << slot);
+        Some(RawHandle::new(addr, slot, n, C::TYPE_ID))
     }
-    open::<C, S>(store, wanted, seed, entry, old)
+
+    /// How many lanes of a group of `size` got a slot.
+    #[inline(always)]
+    pub(super) fn count<C: ClassSpec>(self, layout: BlockLayout, size: u32) -> u32 {
+        Run::decode(self.0, layout.count)
+            .map_or(0, |run| run.end(C::OBJECTS_PER_BLOCK).saturating_sub(run.cursor).min(size as u64) as u32)
+    }
 }
 
-/// Mark `count` slots of the run from `first`, from its slot `cursor` on, handed out (one `or`
-/// per block they lie in) and describe them for the group. The group syncs before the lanes use
-/// them, which orders these writes before anything the lanes do with their objects.
+/// The leader's part: take up to `wanted` slots of class `C` from its warp slot's run `entry`
+/// with one `fetch_add`, opening the next run when it has none left.
 #[inline(always)]
-fn grant<C: ClassSpec, S: BlockStore>(store: &S, first: u64, cursor: u64, count: u32) -> Grant {
-    for_each_block(first, C::OBJECTS_PER_BLOCK, cursor, cursor + count as u64, |index, slots| {
-        store.block(index).handed.fetch_or(slots);
-    });
-    Grant { block: Grant::RUN | first, slots: cursor | (count as u64) << 32 }
-}
-
-/// The handle of the `k`-th slot of a run's `grant`.
-#[inline(always)]
-pub(super) fn handle<C: ClassSpec, S: BlockStore>(store: &S, grant: Grant, k: u32) -> RawHandle {
-    let n = C::OBJECTS_PER_BLOCK;
-    let at = grant.slots as u32 + k;
-    let index = (grant.block & !Grant::RUN) + (at / n) as u64;
-    RawHandle::new(store.block_addr(index), at % n, n, C::TYPE_ID)
-}
-
-/// Open a run for `entry`, whose run `old` (if any) is exhausted, and take `wanted` slots from
-/// it. Out of line: once per run.
-#[inline(never)]
-fn open<C: ClassSpec, S: BlockStore>(
+pub(super) fn take<C: ClassSpec, S: BlockStore>(
     store: &S,
-    wanted: u32,
-    seed: u64,
+    layout: BlockLayout,
     entry: &Atomic64,
-    old: Option<Run>,
-) -> Option<Grant> {
+    wanted: u32,
+) -> Taken {
+    // Loaded first, so that its round trip overlaps the entry's.
+    let flags = store.class_flags(C::TYPE_ID);
+    let seen = entry.fetch_add((wanted as u64) << CURSOR_SHIFT);
+    let taken = match Run::decode(seen, layout.count) {
+        Some(run) if run.cursor < run.end(C::OBJECTS_PER_BLOCK) => seen,
+        _ => open::<C, S>(store, wanted, entry, seen),
+    };
+    if taken != 0 {
+        store.class_changed(C::TYPE_ID, flags);
+    }
+    Taken(taken)
+}
+
+/// Open a run for `entry`, whose run (`seen` there) is exhausted or none, and take `wanted`
+/// slots from it: the run with its cursor at 0 (the caller's slots are its first ones), or 0
+/// if no block is free. Out of line: once per run.
+#[inline(never)]
+fn open<C: ClassSpec, S: BlockStore>(store: &S, wanted: u32, entry: &Atomic64, seen: u64) -> u64 {
     let n = C::OBJECTS_PER_BLOCK;
-    let blocks = store.active(C::TYPE_ID).len();
+    let blocks = store.block_layout().count;
+    let old = Run::decode(seen, blocks);
     // Twice as long as the last run, so that a warp that allocates a lot opens few, and next
     // to it, where the free blocks it did not get last time may still be.
     let len = old.map_or(1, |r| (r.len * 2).min(MAX_RUN_BLOCKS));
-    let Some((first, len)) = claim_blocks(store, len, seed, old.map(|r| r.first + r.len as u64)) else {
+    let near = old.map(|r| r.first + r.len as u64);
+    let Some((first, len)) = claim_blocks(store, len, warp_seed(), near) else {
         // No block to open. Clear the exhausted run, so that the adds of the warps on this
         // entry do not grow its cursor meanwhile (see `CURSOR_SHIFT`).
         let now = entry.load();
         if Run::decode(now, blocks).is_some_and(|r| r.cursor >= r.end(n)) {
             let _ = entry.compare_exchange(now, 0);
         }
-        return None;
+        return 0;
     };
     // Acquire: pairs with the release in `release_slots` before the blocks were published as
     // free, so that their previous lives' writes happen before our resets.
@@ -167,10 +194,10 @@ fn open<C: ClassSpec, S: BlockStore>(
         store.block(index).alloc.swap(u64::MAX);
     }
     store.allocated(C::TYPE_ID).set_stretch(first, len);
-    let count = (wanted as u64).min(len as u64 * n as u64) as u32;
+    let count = (wanted as u64).min(len as u64 * n as u64);
     // Release: whoever takes slots from the run through the entry finds its blocks initialised.
     arch::fence();
-    let displaced = entry.swap(Run { first, len, cursor: count as u64 }.encode());
+    let displaced = entry.swap(Run { first, len, cursor: count }.encode());
     // Release: whoever sees this run no longer opening sees it in the entry (where blocks that
     // run out release it).
     arch::fence();
@@ -179,7 +206,7 @@ fn open<C: ClassSpec, S: BlockStore>(
     if let Some(run) = Run::decode(displaced, blocks) {
         release(store, C::TYPE_ID, run);
     }
-    Some(grant::<C, S>(store, first, 0, count))
+    Run { first, len, cursor: 0 }.encode()
 }
 
 /// Claim up to `len` consecutive free blocks (at least one), next to block `near` if there are

@@ -26,12 +26,12 @@ fn run_grants_span_blocks_and_hand_out_every_slot_once() {
     // The last request takes one slot, so that the run has slots left to release.
     let requests = [32u32, 7, 32, 6, 19, 32, 32, 12, 32, 25].into_iter().cycle().take(40).chain([1]);
     for (i, wanted) in requests.enumerate() {
-        let grant = runs::take::<Twelve, _>(&store, wanted, i as u64 + 1).expect("blocks are free");
-        assert!(grant.is_run());
-        let count = grant.run_count();
-        assert!(count >= 1 && count <= wanted, "{count} of {wanted}");
+        let layout = store.block_layout();
+        let taken = runs::take::<Twelve, _>(&store, layout, store.run_entry(0), wanted);
+        let count = taken.count::<Twelve>(layout, wanted);
+        assert!(count >= 1 && count <= wanted, "request {i}: {count} of {wanted}");
         for k in 0..count {
-            let h = runs::handle::<Twelve, _>(&store, grant, k);
+            let h = taken.handle::<Twelve, _>(&store, layout, k).expect("a slot taken");
             assert!(seen.insert(h), "slot {h:?} handed out twice");
             assert_eq!((h.objects_per_block(), h.type_id()), (12, 0));
             let block = store.block(store.index_of(h));

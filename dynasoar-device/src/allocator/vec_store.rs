@@ -5,7 +5,7 @@
 use std::vec;
 use std::vec::Vec;
 
-use super::{BlockStore, release_slot};
+use super::{BlockLayout, BlockStore, release_slot};
 use crate::arch::atomic::{Atomic32, Atomic64};
 use crate::bitmap::{Bitmap, BitmapGeometry, init_container};
 use crate::block::{BlockHeader, preset_mask};
@@ -122,6 +122,12 @@ impl BlockStore for VecStore {
     }
     fn block_addr(&self, index: u64) -> u64 {
         (index + 1) * 4096
+    }
+    fn block_layout(&self) -> BlockLayout {
+        BlockLayout { first: 4096, stride: 4096, count: self.blocks.len() as u64 }
+    }
+    fn block_at_addr(&self, addr: u64) -> &BlockHeader {
+        &self.blocks[(addr / 4096 - 1) as usize]
     }
     fn free_count(&self) -> &Atomic64 {
         &self.free_count

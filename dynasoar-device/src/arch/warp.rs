@@ -1,7 +1,7 @@
 //! The group of lanes of a warp that are converged at a call site.
 
 use super::atomic::{Atomic32, Atomic64};
-use super::{activemask, ballot, lane_id, lanemask_lt, match_any, shfl_u32, shfl_u64};
+use super::{activemask, ballot, lane_id, lanemask_lt, lowest_set_bits, match_any, shfl_u32, shfl_u64};
 
 /// The lanes of this warp that execute this call together, as seen by `activemask`.
 ///
@@ -43,6 +43,13 @@ impl WarpGroup {
             rank: (mask & lanemask_lt()).count_ones(),
             size: mask.count_ones(),
         }
+    }
+
+    /// The group without its `k` lowest lanes: what the other lanes, calling this together,
+    /// go on with.
+    #[inline(always)]
+    pub fn without_lowest(&self, k: u32) -> Self {
+        Self::of_mask(self.mask & !(lowest_set_bits(self.mask as u64, k) as u32))
     }
 
     /// This lane alone, as a group of one.
