@@ -163,7 +163,10 @@ pub(super) fn take<C: ClassSpec, S: BlockStore>(
 #[inline(never)]
 fn open<C: ClassSpec, S: BlockStore>(store: &S, wanted: u32, entry: &Atomic64, seen: u64) -> u64 {
     let n = C::OBJECTS_PER_BLOCK;
-    let blocks = store.block_layout().count;
+    // Read once: the block loops below then compute addresses without reading the heap's
+    // header again after each atomic, so that their atomics pipeline.
+    let layout = store.block_layout();
+    let blocks = layout.count;
     let old = Run::decode(seen, blocks);
     // Twice as long as the last run, so that a warp that allocates a lot opens few, and next
     // to it, where the free blocks it did not get last time may still be.
@@ -183,7 +186,7 @@ fn open<C: ClassSpec, S: BlockStore>(store: &S, wanted: u32, entry: &Atomic64, s
     arch::fence();
     for index in first..first + len as u64 {
         // A swap, as in `initialize_free_block`.
-        store.block(index).type_id.swap(C::TYPE_ID as u32);
+        store.block_at_addr(layout.addr(index)).type_id.swap(C::TYPE_ID as u32);
     }
     // Release: the type id is visible to anyone whose reservation in these blocks succeeds
     // (once frees make room in them).
@@ -191,7 +194,7 @@ fn open<C: ClassSpec, S: BlockStore>(store: &S, wanted: u32, entry: &Atomic64, s
     for index in first..first + len as u64 {
         // Every slot reserved: the run's blocks are full, so no search finds them and no free
         // empties them; `handed` is 0 since the blocks were freed, so none is an object yet.
-        store.block(index).alloc.swap(u64::MAX);
+        store.block_at_addr(layout.addr(index)).alloc.swap(u64::MAX);
     }
     store.allocated(C::TYPE_ID).set_stretch(first, len);
     let count = (wanted as u64).min(len as u64 * n as u64);
@@ -253,10 +256,11 @@ fn release<S: BlockStore>(store: &S, class: u8, run: Run) -> bool {
         return false;
     }
     let preset = preset_mask(objects);
+    let layout = store.block_layout();
     for_each_block(run.first, objects, run.cursor, end, |index, slots| {
-        let block = store.block(index);
+        let block = store.block_at_addr(layout.addr(index));
         // Ordinary free slots from now on: whoever reserves them hands them out at once.
-        block.handed.fetch_or(slots);
+        block.handed.reduce_or(slots);
         // Release: whoever reserves them once they are freed below sees their handed bits.
         arch::fence();
         if !release_slots(store, block, index, slots, class, preset) {
