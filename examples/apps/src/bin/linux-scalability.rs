@@ -37,6 +37,11 @@ struct Args {
     /// H200).
     #[arg(long, default_value_t = 64)]
     cuda_max_k: u32,
+    /// Release our allocator's runs of blocks after every round (untimed), so that each round
+    /// starts from runs of one block as on a fresh heap. By default the runs stay between
+    /// rounds, as they stay between the steps of an app; the frees leave no object either way.
+    #[arg(long)]
+    cold_runs: bool,
     #[command(flatten)]
     common: CommonArgs,
 }
@@ -63,6 +68,7 @@ struct Bench<'a> {
     bump: Buffer<u64>,
     arena: Buffer<u8>,
     heap: DeviceHeap,
+    cold_runs: bool,
 }
 
 impl Bench<'_> {
@@ -93,6 +99,15 @@ impl Bench<'_> {
         Ok(self.exec.read_all(&self.failures)?[0])
     }
 
+    /// Release the runs of blocks (whose reserved slots are all our allocator holds after the
+    /// frees) and check that every block is free again.
+    fn release_runs_and_check_empty(&self) -> Result<()> {
+        self.heap.release_runs(self.exec)?;
+        let state = self.heap.state(self.exec)?;
+        assert_eq!(state.free_blocks, self.heap.config().num_blocks, "heap not empty after the frees");
+        Ok(())
+    }
+
     /// Median over `reps` of (alloc, free) for one allocator.
     fn measure(
         &self,
@@ -113,17 +128,14 @@ impl Bench<'_> {
                 None => None,
             };
             if name.starts_with("dynasoar") {
-                // Every allocation must succeed and every free must return the heap to empty
-                // once the runs' slots still held in reserve are released (untimed: an app keeps
-                // its runs between steps; here each round starts again from runs of one block).
+                // Every allocation must succeed and every free must find its object.
                 self.heap.take_errors(self.exec, &[alloc.name(), LS_FREE.name()])?;
-                self.heap.release_runs(self.exec)?;
-                let state = self.heap.state(self.exec)?;
-                assert_eq!(
-                    state.free_blocks,
-                    self.heap.config().num_blocks,
-                    "heap not empty after the frees"
-                );
+                if self.cold_runs {
+                    self.release_runs_and_check_empty()?;
+                } else {
+                    let objects = self.heap.stats(self.exec)?.classes[0].objects;
+                    assert_eq!(objects, 0, "objects left after the frees");
+                }
             }
             if rep > 0 {
                 a.push(ta);
@@ -182,14 +194,17 @@ fn run(args: &Args) -> Result<()> {
         bump: exec.alloc_zeroed(1)?,
         arena: exec.alloc_zeroed((objects * OBJECT_BYTES as u64) as usize)?,
         heap,
+        cold_runs: args.cold_runs,
     };
+    let runs = if args.cold_runs { "cold" } else { "kept" };
     eprintln!(
-        "linux-scalability on {}: {} x {} threads, heap {} MiB ({} blocks)",
+        "linux-scalability on {}: {} x {} threads, heap {} MiB ({} blocks), runs of blocks {}",
         exec.description(),
         args.blocks,
         args.threads,
         heap_bytes >> 20,
-        bench.heap.config().num_blocks
+        bench.heap.config().num_blocks,
+        if args.cold_runs { "released after every round" } else { "kept between rounds" }
     );
     let mut points = Vec::new();
     for &k in &args.k {
@@ -211,7 +226,7 @@ fn run(args: &Args) -> Result<()> {
         for p in &row {
             let n = total_threads as f64 * k as f64;
             println!(
-                "bench=linux-scalability backend={} allocator={} threads={} k={} alloc_ms={:.4} free_ms={} ns_per_alloc={:.3} ns_per_free={} failures={}",
+                "bench=linux-scalability backend={} allocator={} runs={runs} threads={} k={} alloc_ms={:.4} free_ms={} ns_per_alloc={:.3} ns_per_free={} failures={}",
                 exec.kind().name(),
                 p.allocator,
                 total_threads,
@@ -225,6 +240,8 @@ fn run(args: &Args) -> Result<()> {
         }
         points.extend(row);
     }
+    // What the runs still hold is all that is left.
+    bench.release_runs_and_check_empty()?;
     print_table(&points, total_threads);
     Ok(())
 }
