@@ -545,7 +545,7 @@ fn initialize_free_block<C: ClassSpec, S: BlockStore>(
     let slots = !preset & if wanted >= 64 { u64::MAX } else { (1u64 << wanted) - 1 };
     let has_room = preset | slots != u64::MAX;
     if has_room {
-        store.initializing().fetch_add(1);
+        store.initializing().reduce_add(1);
     }
     let mut seed = seed;
     let free_blocks = store.free_blocks();
@@ -579,7 +579,7 @@ fn initialize_free_block<C: ClassSpec, S: BlockStore>(
         store.active(C::TYPE_ID).set(index);
         // Release: whoever sees this block no longer initialising also sees it active.
         arch::fence();
-        store.initializing().fetch_sub(1);
+        store.initializing().reduce_sub(1);
     }
     Some((index, slots))
 }
@@ -590,7 +590,7 @@ fn initialize_free_block<C: ClassSpec, S: BlockStore>(
 fn claim_free_blocks<S: BlockStore>(store: &S, count: u64) -> bool {
     let free = store.free_count();
     if (free.fetch_sub(count) as i64) < count as i64 {
-        free.fetch_add(count);
+        free.reduce_add(count);
         return false;
     }
     true
@@ -644,7 +644,7 @@ fn release_slots<S: BlockStore>(
         // initialises it (see `initialize_free_block`).
         arch::fence();
         store.free_blocks().set(index);
-        store.free_count().fetch_add(1);
+        store.free_count().reduce_add(1);
     }
     true
 }

@@ -204,7 +204,7 @@ fn open<C: ClassSpec, S: BlockStore>(store: &S, wanted: u32, entry: &Atomic64, s
     // Release: whoever sees this run no longer opening sees it in the entry (where blocks that
     // run out release it).
     arch::fence();
-    store.initializing().fetch_sub(1);
+    store.initializing().reduce_sub(1);
     // A warp sharing the entry may have opened a run meanwhile, with slots left.
     if let Some(run) = Run::decode(displaced, blocks) {
         release(store, C::TYPE_ID, run);
@@ -231,7 +231,7 @@ fn claim_blocks<S: BlockStore>(store: &S, len: u32, seed: u64, near: Option<u64>
         }
         len = 1;
     }
-    store.initializing().fetch_add(1);
+    store.initializing().reduce_add(1);
     let free_blocks = store.free_blocks();
     let mut seed = seed;
     // The claim promises at least one free bit: search until we have it.
@@ -242,7 +242,7 @@ fn claim_blocks<S: BlockStore>(store: &S, len: u32, seed: u64, near: Option<u64>
         seed = next_seed(seed);
     };
     if got < len {
-        store.free_count().fetch_add((len - got) as u64);
+        store.free_count().reduce_add((len - got) as u64);
     }
     Some((first, got))
 }

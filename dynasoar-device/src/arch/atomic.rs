@@ -290,6 +290,12 @@ macro_rules! atomic_type {
             pub fn reduce_add(&self, value: $int) {
                 self.red_add(value)
             }
+            /// Atomic wrapping subtract without the previous value (see
+            /// [`reduce_or`](Self::reduce_or)).
+            #[inline(always)]
+            pub fn reduce_sub(&self, value: $int) {
+                self.red_add(value.wrapping_neg())
+            }
         }
 
         impl core::fmt::Debug for $name {
