@@ -67,11 +67,6 @@ pub fn warp_slot() -> u32 {
     0
 }
 
-/// The CPU stand-in for `bar.warp.sync`: nothing to wait for, as an emulated warp's lanes run
-/// one at a time.
-#[inline(always)]
-pub fn syncwarp(_mask: u32) {}
-
 #[inline(always)]
 pub fn lane_id() -> u32 {
     0

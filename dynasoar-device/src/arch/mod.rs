@@ -39,7 +39,7 @@ pub(crate) use nvptx::report_panic_and_trap;
 pub use bits::{lowest_set_bits, nth_set_bit, ones_from, rotate_find};
 pub use imp::{
     WARP_SIZE, activemask, ballot, block_dim, block_idx, clock64, fence, grid_dim, lane_id, lanemask_lt,
-    match_any, nanosleep, prefetch_l2, shfl_u32, sm_id, syncwarp, thread_idx, trap, warp_slot,
+    match_any, nanosleep, prefetch_l2, shfl_u32, sm_id, thread_idx, trap, warp_slot,
 };
 pub use warp::WarpGroup;
 

@@ -142,13 +142,6 @@ pub fn warp_slot() -> u32 {
     id
 }
 
-/// Wait until every lane of `mask` gets here (`bar.warp.sync`), which also orders the memory
-/// accesses of the lanes before it before those after it, for all of them.
-#[inline(always)]
-pub fn syncwarp(mask: u32) {
-    // SAFETY: every lane of `mask` executes this call (the callers' contract, as for shuffles).
-    unsafe { asm!("bar.warp.sync {m};", m = in(reg32) mask, options(nostack)) }
-}
 /// Cycle counter of this multiprocessor.
 #[inline(always)]
 pub fn clock64() -> u64 {

@@ -64,13 +64,6 @@ impl WarpGroup {
         lane_id() == self.leader
     }
 
-    /// Wait for every lane of the group; the memory accesses of each lane before this are
-    /// ordered before those of every lane after it.
-    #[inline(always)]
-    pub fn sync(&self) {
-        super::syncwarp(self.mask)
-    }
-
     /// The leader's `value`, on every lane of the group.
     #[inline(always)]
     pub fn broadcast_u32(&self, value: u32) -> u32 {
