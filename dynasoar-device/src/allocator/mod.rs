@@ -252,11 +252,13 @@ impl Heap<'_> {
             self.raise(crate::errors::NULL_HANDLE);
             return;
         }
-        // Release: this thread's writes to the object happen before the slot is reused.
-        arch::fence();
+        // The block's index before the fence: its load of the heap header then overlaps the
+        // fence's wait, where after it (the fence empties the L1) it went to L2 and back.
         let addr = handle.block_addr();
         let index = self.block_index(addr, block_bytes);
         let preset = preset_mask(handle.objects_per_block());
+        // Release: this thread's writes to the object happen before the slot is reused.
+        arch::fence();
         release_slot(self, block_at(addr), index, handle.slot(), handle.type_id(), preset);
     }
 }

@@ -1,7 +1,7 @@
 //! The heap: one device allocation holding the allocator's state and all blocks.
 //!
 //! ```text
-//! [ header: config (immutable after init) | state (atomics) ]
+//! [ header: config (immutable after init) | state (atomics) | change flags per class ]
 //! [ bitmaps: free, then allocated/active of each class; M bits each, hierarchical ]
 //! [ enumeration areas, one per class: 2 counters, M block indices, M iteration bitmaps ]
 //! [ run tables, one per class: H entries, one per (multiprocessor, warp slot) ]
@@ -103,6 +103,10 @@ pub struct HeapStateWords {
 pub struct HeapHeader {
     pub config: HeapConfig,
     pub state: HeapState,
+    /// Per class, the change flags (see [`Heap::enum_changed`]). Here, at a fixed offset, so
+    /// that a free finds them without reading the configuration: after the free's fence (which
+    /// empties the L1) such a read went to L2 and back before the flags' own load could start.
+    pub enum_changed: [Atomic32; MAX_CLASSES],
 }
 
 /// Byte offset of [`HeapState`] in the heap.
@@ -114,11 +118,10 @@ const _: () = assert!(
 );
 const _: () = assert!(core::mem::size_of::<HeapHeader>() <= 4096);
 
-/// Per-class enumeration area: counters of the two alternating enumerations and the change
-/// flags (see [`Heap::enum_changed`]), then the indices of the class's allocated blocks
-/// (paper's `R`, Figure 8), then for each listed block the snapshot of its allocation bitmap
-/// taken at enumeration (the paper's iteration bitmap): the objects that existed at launch,
-/// which are the ones a do-all visits.
+/// Per-class enumeration area: counters of the two alternating enumerations, then the indices
+/// of the class's allocated blocks (paper's `R`, Figure 8), then for each listed block the
+/// snapshot of its allocation bitmap taken at enumeration (the paper's iteration bitmap): the
+/// objects that existed at launch, which are the ones a do-all visits.
 const ENUM_HEADER_BYTES: u64 = 64;
 
 /// Both change flags of a class (see [`Heap::enum_changed`]).
@@ -383,9 +386,8 @@ impl<'a> Heap<'a> {
     /// `1 - p`, which no thread of it reads, so the flag needs no grid-wide barrier.
     #[inline(always)]
     pub fn enum_changed(&self, class: u8) -> &'a Atomic32 {
-        let counters = self.enum_counters(class) as *const [Atomic32; 2];
-        // SAFETY: the word after the two counters, in the enumeration header (64 bytes).
-        unsafe { &*(counters.add(1) as *const Atomic32) }
+        // The mask keeps the lookup unchecked (ids are below 64).
+        &self.header.enum_changed[(class & 63) as usize]
     }
 
     /// Note an allocation or free of `class` (both flags), given the flags as loaded before:
