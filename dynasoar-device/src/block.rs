@@ -41,7 +41,7 @@ pub struct BlockHeader {
     /// are `alloc & handed` ([`objects`](Self::objects)).
     ///
     /// 0 while the block is free; set in full when a block is opened for single requests, left
-    /// 0 when it is opened for a run (whose owner sets the bits of the slots it hands out).
+    /// 0 when it is opened for a run (each lane that gets a slot of the run sets its bit).
     /// Every write after the heap's initialisation is a read-modify-write, so that the reset of
     /// a block's previous life and the bits set in its next one form one chain.
     pub handed: Atomic64,

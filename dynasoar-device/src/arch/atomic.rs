@@ -167,10 +167,6 @@ macro_rules! atomic_type {
                 red!(self, concat!("red.relaxed.gpu.global.or.b", $bits), $reg, value)
             }
             #[inline(always)]
-            fn red_and(&self, value: $int) {
-                red!(self, concat!("red.relaxed.gpu.global.and.b", $bits), $reg, value)
-            }
-            #[inline(always)]
             fn red_add(&self, value: $int) {
                 red!(self, concat!("red.relaxed.gpu.global.add.u", $bits), $reg, value)
             }
@@ -219,10 +215,6 @@ macro_rules! atomic_type {
             #[inline(always)]
             fn red_or(&self, value: $int) {
                 self.0.fetch_or(value, Relaxed);
-            }
-            #[inline(always)]
-            fn red_and(&self, value: $int) {
-                self.0.fetch_and(value, Relaxed);
             }
             #[inline(always)]
             fn red_add(&self, value: $int) {
@@ -278,11 +270,6 @@ macro_rules! atomic_type {
             #[inline(always)]
             pub fn reduce_or(&self, value: $int) {
                 self.red_or(value)
-            }
-            /// Atomic AND without the previous value (see [`reduce_or`](Self::reduce_or)).
-            #[inline(always)]
-            pub fn reduce_and(&self, value: $int) {
-                self.red_and(value)
             }
             /// Atomic wrapping add without the previous value (see
             /// [`reduce_or`](Self::reduce_or)).

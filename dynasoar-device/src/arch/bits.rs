@@ -40,6 +40,13 @@ pub fn rotate_find(bits: u64, seed: u32) -> Option<u32> {
     Some((rotated.trailing_zeros() + shift) & 63)
 }
 
+/// `len` consecutive one bits from bit `start` (`start + len <= 64`): a stretch of a bitmap
+/// container or of a block's slots.
+#[inline(always)]
+pub fn ones_from(start: u32, len: u32) -> u64 {
+    (if len >= 64 { u64::MAX } else { (1u64 << len) - 1 }) << start
+}
+
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
@@ -72,11 +79,4 @@ mod tests {
         assert_eq!(rotate_find(0, 7), None);
         assert_eq!(rotate_find(1 << 63, 63), Some(63));
     }
-}
-
-/// `len` consecutive one bits from bit `start` (`start + len <= 64`): a stretch of a bitmap
-/// container or of a block's slots.
-#[inline(always)]
-pub fn ones_from(start: u32, len: u32) -> u64 {
-    (if len >= 64 { u64::MAX } else { (1u64 << len) - 1 }) << start
 }

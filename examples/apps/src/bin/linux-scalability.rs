@@ -196,15 +196,15 @@ fn run(args: &Args) -> Result<()> {
         heap,
         cold_runs: args.cold_runs,
     };
-    let runs = if args.cold_runs { "cold" } else { "kept" };
+    let (runs, runs_said) =
+        if args.cold_runs { ("cold", "released after every round") } else { ("kept", "kept between rounds") };
     eprintln!(
-        "linux-scalability on {}: {} x {} threads, heap {} MiB ({} blocks), runs of blocks {}",
+        "linux-scalability on {}: {} x {} threads, heap {} MiB ({} blocks), runs of blocks {runs_said}",
         exec.description(),
         args.blocks,
         args.threads,
         heap_bytes >> 20,
         bench.heap.config().num_blocks,
-        if args.cold_runs { "released after every round" } else { "kept between rounds" }
     );
     let mut points = Vec::new();
     for &k in &args.k {
