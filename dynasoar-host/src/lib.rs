@@ -4,8 +4,6 @@
 //!   buffers, on one of two backends chosen at run time ([`Backend`]): CUDA through cudarc's
 //!   driver API (libcuda is loaded dynamically, so this crate builds and runs without CUDA), or
 //!   the CPU, where rayon runs the same kernel functions over an emulated grid.
-//! - [`build`] (feature `build`): the PTX builder that app build scripts call to compile a model
-//!   crate for `nvptx64-nvidia-cuda` with the pinned nightly toolchain.
 //!
 //! [`Kernel`]: dynasoar_device::Kernel
 
@@ -16,9 +14,6 @@ mod error;
 pub mod heap;
 pub mod malloc;
 mod runtime;
-
-#[cfg(feature = "build")]
-pub mod build;
 
 pub use aos::AosHeap;
 pub use backend::{Backend, BackendKind, Buffer, Executor, ExecutorOptions, Grid, Marker, ModuleCompile};

@@ -1,4 +1,4 @@
-//! Compiles the model crate to PTX with the pinned nightly (see `dynasoar_host::build`): the
+//! Compiles the model crate to PTX with the pinned nightly (see `dynasoar_build`): the
 //! build for DynaSOAr's heap, and the AOS build for general-purpose allocators.
 fn main() {
     // A cap of 80 registers on the do-all kernels of Wa-Tor and the Game of Life: measured on
@@ -8,10 +8,10 @@ fn main() {
     // allocation path that 2% of its threads take) ran 32.3 -> 27.4 us per step with 64 (96:
     // 27.7 us). The AOS build (general-purpose allocators) has no cap: it was not measured
     // there.
-    dynasoar_host::build::PtxBuilder::new("../models")
+    dynasoar_build::PtxBuilder::new("../models")
         .max_registers_for("__OceanHeap__", 80)
         .max_registers_for("__GolHeap__", 80)
         .max_registers_for("__TrafficHeap__ProducerCell__create_car", 64)
         .build_or_exit("models.ptx");
-    dynasoar_host::build::PtxBuilder::new("../models").aos().build_or_exit("models-aos.ptx");
+    dynasoar_build::PtxBuilder::new("../models").aos().build_or_exit("models-aos.ptx");
 }

@@ -4,5 +4,5 @@
 #[test]
 fn ui() {
     let t = trybuild::TestCases::new();
-    t.compile_fail("ui/*.rs");
+    t.compile_fail("tests/ui/*.rs");
 }

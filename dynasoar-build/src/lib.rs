@@ -3,7 +3,7 @@
 //! In an app's `build.rs`:
 //!
 //! ```no_run
-//! dynasoar_host::build::PtxBuilder::new("../models").build_or_exit("models.ptx");
+//! dynasoar_build::PtxBuilder::new("../models").build_or_exit("models.ptx");
 //! ```
 //!
 //! and in the app: `include_str!(concat!(env!("OUT_DIR"), "/models.ptx"))`.
