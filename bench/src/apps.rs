@@ -15,7 +15,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use dynasoar::host::{ExecutorOptions, ObjectStore};
+use dynasoar::baselines::host::StoreChoice;
+use dynasoar::host::ExecutorOptions;
 use dynasoar_examples::render::{Recorder, RenderArgs};
 use dynasoar_examples::{
     Implementation, RunOptions, barnes_hut, collision, game_of_life, generation, nbody, structure,
@@ -181,9 +182,9 @@ fn is_oom(e: &anyhow::Error) -> bool {
 
 fn options(job: &Job, exec: ExecutorOptions) -> anyhow::Result<(Implementation, RunOptions)> {
     Ok(match job.store.as_deref() {
-        None => (Implementation::Soa, RunOptions { exec, store: ObjectStore::Dynasoar, fixed_pool: false }),
+        None => (Implementation::Soa, RunOptions { exec, store: StoreChoice::Dynasoar, fixed_pool: false }),
         Some(name) => {
-            let store: ObjectStore = name.parse().map_err(anyhow::Error::msg)?;
+            let store: StoreChoice = name.parse().map_err(anyhow::Error::msg)?;
             // A given heap (Figure 11) is the same for every allocator.
             (Implementation::Dynasoar, RunOptions { exec, store, fixed_pool: job.heap_bytes.is_some() })
         }

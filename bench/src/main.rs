@@ -23,8 +23,9 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
 use dynasoar::host::{Backend, BackendKind, Executor, ExecutorOptions};
-use dynasoar::malloc::MallocKind;
-use dynasoar_examples::MODELS_PTX;
+use dynasoar::baselines::malloc::MallocKind;
+// The comparison suite's kernels (allocators, probes, workloads) are in the models' AOS build.
+use dynasoar_examples::MODELS_AOS_PTX as BENCH_PTX;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use synthetic::{Bench, Config, Test};
@@ -347,7 +348,7 @@ fn run_synthetic(args: &SyntheticArgs) -> anyhow::Result<()> {
         quiet: args.common.quiet,
         ..Default::default()
     };
-    let exec = Executor::new(MODELS_PTX, options).context("cannot start the backend")?;
+    let exec = Executor::new(BENCH_PTX, options).context("cannot start the backend")?;
     let gpu = exec.kind() == BackendKind::Cuda;
     let config = config(args, gpu);
     let bench =
@@ -380,7 +381,7 @@ fn run_registers(args: &RegistersArgs) -> anyhow::Result<()> {
     let out = args.common.out_dir()?;
     let kinds = args.common.kinds();
     let entries = registers::probe_entries(&kinds);
-    let kernels = registers::ptxas_report(&ptxas, MODELS_PTX, &entries, &args.arch, out)?;
+    let kernels = registers::ptxas_report(&ptxas, BENCH_PTX, &entries, &args.arch, out)?;
     let records = registers::records(&kernels, &kinds, &args.arch);
     for r in &records {
         println!("{}", serde_json::to_string(r)?);
@@ -422,7 +423,7 @@ fn run_apps(args: &AppsArgs) -> anyhow::Result<()> {
         chunk: args.chunk,
     };
     // Start the backend here once: a missing GPU fails now with one message, not once per run.
-    let exec = Executor::new(MODELS_PTX, args.backend.options(true)).context("cannot start the backend")?;
+    let exec = Executor::new(BENCH_PTX, args.backend.options(true)).context("cannot start the backend")?;
     let backend = exec.kind();
     let description = exec.description();
     drop(exec);
@@ -458,7 +459,7 @@ fn run_measure(args: &MeasureArgs) -> anyhow::Result<()> {
 
 fn run_workloads(args: &WorkloadsArgs) -> anyhow::Result<()> {
     let out = args.common.out_dir()?;
-    let exec = Executor::new(MODELS_PTX, args.backend.options(args.common.quiet))
+    let exec = Executor::new(BENCH_PTX, args.backend.options(args.common.quiet))
         .context("cannot start the backend")?;
     let gpu = exec.kind() == BackendKind::Cuda;
     let q = args.quick;

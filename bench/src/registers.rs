@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{Context, bail};
-use dynasoar::malloc::MallocKind;
-use dynasoar::malloc::bench::REGISTER_PROBES;
+use dynasoar::baselines::malloc::MallocKind;
+use dynasoar::baselines::malloc::bench::REGISTER_PROBES;
 use serde::Serialize;
 
 /// What `ptxas -v` says about one kernel.

@@ -20,9 +20,10 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use anyhow::Context;
-use dynasoar::host::{BackendKind, Buffer, Executor, Grid, MallocHeap};
-use dynasoar::malloc::MallocKind;
-use dynasoar::malloc::workloads::{
+use dynasoar::baselines::host::MallocHeap;
+use dynasoar::host::{BackendKind, Buffer, Executor, Grid};
+use dynasoar::baselines::malloc::MallocKind;
+use dynasoar::baselines::malloc::workloads::{
     DELETE, GRAPH_WORKLOAD, GraphParams, KD_REF_BITS, KDTREE_WORKLOAD, KdLeaf, KdNode, KdParams,
     capacity_for, graph_stat, graph_step, kd_plan, kd_request, kd_stat, kd_step,
 };

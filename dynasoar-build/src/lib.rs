@@ -8,11 +8,14 @@
 //!
 //! and in the app: `include_str!(concat!(env!("OUT_DIR"), "/models.ptx"))`.
 //!
-//! To run the model on general-purpose allocators too (`ObjectStore::Malloc`), build its AOS
-//! variant as well, `PtxBuilder::new("../models").aos().build_or_exit("models-aos.ptx")`, and
-//! give the runtime both (`ModelPtx::with_aos`). That build has `cfg(dynasoar_aos)` set for
-//! every crate, which switches object handles and `make_new`/`free`/`device_do` to the AOS
-//! store at compile time, so neither PTX pays for the other layout.
+//! To run the model on the general-purpose allocators of the comparison suite too
+//! (`dynasoar-baselines`), build its AOS variant as well,
+//! `PtxBuilder::new("../models").aos().build_or_exit("models-aos.ptx")`, and give the runtime
+//! both (`ModelPtx::with_aos`). That build enables the facade's feature `baselines` (the model
+//! crate must depend on `dynasoar` directly) and sets `cfg(dynasoar_aos)` for every crate,
+//! which makes the AOS store the one object handles and `make_new`/`free`/`device_do` are
+//! compiled against, so neither PTX pays for the other layout and the default build holds
+//! none of the suite's kernels.
 //!
 //! The host builds on stable; the device build runs the pinned nightly through
 //! `rustup run` (installing it with `rust-src` when missing), with `-Zbuild-std=core`, fat LTO,
@@ -275,8 +278,14 @@ impl PtxBuilder {
             .args(["--config", "profile.release.codegen-units=1"])
             .args(["--config", "profile.release.opt-level=3"])
             .args(["--config", "profile.release.debug=false"]);
-        if !self.features.is_empty() {
-            cmd.arg("--features").arg(self.features.join(","));
+        let mut features = self.features.clone();
+        if self.aos {
+            // The comparison suite's crate, linked only into this build: the default build of
+            // a model gets none of its kernels.
+            features.push("dynasoar/baselines".to_string());
+        }
+        if !features.is_empty() {
+            cmd.arg("--features").arg(features.join(","));
         }
         if self.aos {
             // For every crate of the build (the device crate decides the layout), not just the
@@ -352,7 +361,7 @@ fn validate_arch(arch: &str) -> Result<(), ()> {
     if sm < MIN_SM { Err(()) } else { Ok(()) }
 }
 
-/// A command with the outer cargo build's environment removed (DESIGN.md section 4): a nested
+/// A command with the outer cargo build's environment removed: a nested
 /// cargo that inherits `CARGO_*`, `RUSTFLAGS` or `RUSTUP_TOOLCHAIN` builds the wrong thing.
 fn clean_command(program: &str) -> Command {
     let mut cmd = Command::new(program);

@@ -2,13 +2,11 @@
 
 use core::marker::PhantomData;
 
-use crate::aos::{self, AosHeader, AosStore};
-use crate::block::preset_mask;
-use crate::class::{AllocatorSpec, Class, Concrete, MemberOf, Registered};
-use crate::handle::RawHandle;
-use crate::heap::{Heap, HeapHeader};
-use crate::kernel::DevPtr;
+use crate::class::{Class, Concrete};
+use crate::launch::StorePtr;
 use crate::object::{Obj, View};
+use crate::registry::{AllocatorSpec, MemberOf, Registered};
+use crate::store::ObjectStore;
 
 /// The classes whose objects a `#[parallel]` method may create and free, as bit masks over
 /// type ids (a class's bit and its subclasses').
@@ -44,30 +42,35 @@ pub const fn class_mask<T: MemberOf<A>, A>() -> u64 {
 }
 
 /// A heap of allocator `A`, as device code uses it (passed to every `#[parallel]` method).
-pub struct Device<A> {
-    heap: DevPtr<HeapHeader>,
+///
+/// It reaches the objects through the allocator's store ([`AllocatorSpec::Store`]): DynaSOAr's
+/// heap, or in the comparison suite's build, the AOS object store.
+pub struct Device<A: AllocatorSpec> {
+    store: A::Store,
     /// What this context may create and free (see [`Effects`]); a launch of a method that
     /// declared its effects gets a context limited to them.
     effects: Effects,
     _alloc: PhantomData<fn() -> A>,
 }
 
-impl<A> Clone for Device<A> {
+impl<A: AllocatorSpec> Clone for Device<A> {
     fn clone(&self) -> Self {
         *self
     }
 }
-impl<A> Copy for Device<A> {}
+impl<A: AllocatorSpec> Copy for Device<A> {}
 
 impl<A: AllocatorSpec> Device<A> {
-    /// The context for the heap at `heap`.
+    /// The context for the store at `store`.
     ///
     /// # Safety
-    /// `heap` must be an initialised heap of allocator `A`, alive while the context is used.
+    /// `store` must be an initialised store of allocator `A`'s kind, alive while the context
+    /// is used.
     #[doc(hidden)]
     #[inline(always)]
-    pub unsafe fn from_heap(heap: DevPtr<HeapHeader>) -> Self {
-        Device { heap, effects: Effects::ANY, _alloc: PhantomData }
+    pub unsafe fn from_store(store: StorePtr) -> Self {
+        // SAFETY: the caller's contract.
+        Device { store: unsafe { A::Store::at(store.addr()) }, effects: Effects::ANY, _alloc: PhantomData }
     }
 
     /// This context, allowed to create and free only what `effects` says: anything else
@@ -78,35 +81,6 @@ impl<A: AllocatorSpec> Device<A> {
     #[inline(always)]
     pub fn limited_to(self, effects: Effects) -> Self {
         Device { effects, ..self }
-    }
-
-    /// Raise `error` in the heap or the AOS store.
-    #[inline(always)]
-    fn raise(&self, error: u32) {
-        if self.in_aos_store() {
-            self.aos_store().raise(error);
-        } else {
-            self.heap().raise(error);
-        }
-    }
-
-    /// Whether the objects live in an AOS store (a general-purpose allocator) rather than in
-    /// the SOA heap (fixed per PTX build on the GPU).
-    #[inline(always)]
-    fn in_aos_store(&self) -> bool {
-        aos::is_store(self.heap.addr())
-    }
-
-    #[inline(always)]
-    fn aos_store(&self) -> AosStore {
-        // SAFETY: `from_heap`'s contract, and `in_aos_store` said the header is a store's.
-        unsafe { AosStore::from_ptr(self.heap.addr() as usize as *mut AosHeader) }
-    }
-
-    #[inline(always)]
-    pub(crate) fn heap(&self) -> Heap<'_> {
-        // SAFETY: `from_heap`'s contract.
-        unsafe { Heap::from_ptr(self.heap.as_ptr()) }
     }
 
     /// Create an object of class `T` holding `value`. `None` if the heap is out of memory (the
@@ -125,18 +99,11 @@ impl<A: AllocatorSpec> Device<A> {
     #[inline(always)]
     pub(crate) fn make_new_registered<T: Concrete + Registered>(&self, value: T) -> Option<Obj<T>> {
         if self.effects.creates & (1 << T::TYPE_ID) == 0 {
-            self.raise(crate::errors::UNDECLARED_CHANGE);
+            self.store.raise(crate::errors::UNDECLARED_CHANGE);
             return None;
         }
-        if self.in_aos_store() {
-            let raw = self.aos_store().make_new::<T>(&value)?;
-            // SAFETY: a fresh object of class `T`.
-            return Some(unsafe { Obj::from_raw(raw) });
-        }
-        let raw = self.heap().allocate::<T>()?;
-        // SAFETY: a fresh object of class `T`, owned by this thread.
-        unsafe { T::store(raw, &value) };
-        // SAFETY: as above.
+        let raw = self.store.make_new::<T>(&value)?;
+        // SAFETY: a fresh object of class `T` (the store's contract).
         Some(unsafe { Obj::from_raw(raw) })
     }
 
@@ -149,14 +116,10 @@ impl<A: AllocatorSpec> Device<A> {
     {
         let raw = obj.raw();
         if !raw.is_null() && self.effects.frees & (1 << (raw.type_id() & 63)) == 0 {
-            self.raise(crate::errors::UNDECLARED_CHANGE);
+            self.store.raise(crate::errors::UNDECLARED_CHANGE);
             return;
         }
-        if self.in_aos_store() {
-            self.aos_store().free(obj.raw());
-        } else {
-            self.heap().free::<T>(obj.raw());
-        }
+        self.store.free::<T>(raw);
     }
 
     /// Call `f` on every object of class `T` and its subclasses, in this thread (paper's
@@ -166,34 +129,12 @@ impl<A: AllocatorSpec> Device<A> {
     where
         T: MemberOf<A>,
     {
-        if self.in_aos_store() {
-            let store = self.aos_store();
-            let mut classes = T::SUBTREE;
-            while classes != 0 {
-                let class = classes.trailing_zeros() as u8;
-                classes &= classes - 1;
-                // SAFETY: a live object of `class`, which is-a `T`.
-                store.for_each_live(class, |raw| f(unsafe { Obj::from_raw(raw) }));
-            }
-            return;
-        }
-        let heap = self.heap();
         let mut classes = T::SUBTREE;
         while classes != 0 {
             let class = classes.trailing_zeros() as u8;
             classes &= classes - 1;
-            let objects = heap.class_objects(class);
-            let valid = !preset_mask(objects);
-            heap.allocated(class).for_each_set(|index| {
-                let mut slots = heap.block(index).objects() & valid;
-                let addr = heap.block_addr(index);
-                while slots != 0 {
-                    let slot = slots.trailing_zeros();
-                    slots &= slots - 1;
-                    // SAFETY: the slot is allocated in a block of `class`, which is-a `T`.
-                    f(unsafe { Obj::from_raw(RawHandle::new(addr, slot, objects, class)) });
-                }
-            });
+            // SAFETY: a live object of `class`, which is-a `T` (the store's contract).
+            self.store.for_each_object(class, |raw| f(unsafe { Obj::from_raw(raw) }));
         }
     }
 

@@ -13,11 +13,12 @@
 //! base.
 //! The null handle is 0 (no block lives at address 0).
 //!
-//! Objects of the AOS object store (general-purpose allocators, [`crate::aos`]) have handles
-//! of their own shape: bits 0-47 the object's address, bits 48-55 [`AOS_MARK`], bits 56-63 the
-//! type id. A field's address is then `address + offset_F`. Which formula applies is fixed per
-//! PTX build (`cfg(dynasoar_aos)`: the GPU pays nothing for the other one); on the host, where
-//! one build serves both stores, the mark decides.
+//! Objects of a store that keeps each object whole at its own address (the AOS object store of
+//! the comparison suite, `dynasoar-baselines`) have handles of a second shape: bits 0-47 the
+//! object's address, bits 48-55 [`AOS_MARK`] (no block holds 255 objects), bits 56-63 the type
+//! id. A field's address is then `address + offset_F`. Which formula applies is fixed per PTX
+//! build (`cfg(dynasoar_aos)`, set by the AOS build: the GPU pays nothing for the other one);
+//! on the host, where one build serves both stores, the mark decides.
 
 /// Mask of the block address bits.
 pub const BLOCK_ADDR_MASK: u64 = 0x0000_FFFF_FFFF_FFC0;

@@ -1,17 +1,37 @@
-//! Device side of dynasoar.
+//! Device side of dynasoar: the DynaSOAr core.
 //!
 //! This crate is `no_std` and compiles for two targets from one source:
-//! `nvptx64-nvidia-cuda` (the GPU, via the PTX builder in `dynasoar-host`) and the host (the
-//! CPU backend, which runs the very same functions over an emulated grid).
+//! `nvptx64-nvidia-cuda` (the GPU, via the PTX builder of `dynasoar-build`) and the host (the
+//! CPU backend, which runs the very same functions over an emulated grid). What dynasoar is
+//! compared against (general-purpose allocators, the AOS object store) is `dynasoar-baselines`'.
 //!
-//! Layers, bottom up:
+//! Layers, bottom up (a module uses only modules above it):
 //! - [`arch`]: thread/warp ids, warp collectives, GPU-scoped atomics and fences, back-off;
 //!   nvptx and host implementations behind one API.
-//! - [`kernel`]: typed kernel tokens ([`Kernel`]) and device pointers ([`DevPtr`]).
-//! - [`bitmap`]: lock-free hierarchical bitmaps.
+//! - `plain`: the [`Plain`] trait (data that may cross to the device by its bytes);
+//!   `kernel`: typed kernel tokens ([`Kernel`]) and device pointers ([`DevPtr`]); `launch`:
+//!   the object kernels' parameters ([`DoParams`], [`NewParams`], [`GatherParams`], the
+//!   store's address [`StorePtr`]) and do-all loop choices ([`DoAll`], [`Prefetch`]).
+//! - [`errors`]: the error bits device code raises for the host.
+//! - [`bitmap`]: lock-free hierarchical bitmaps (paper Alg. 3-5).
 //! - [`block`], [`handle`], [`layout`]: SOA blocks, 64-bit object handles, block geometry.
-//! - [`heap`]: the heap's layout, its device view and its kernels; [`allocator`]: `allocate`
-//!   and `free` on it.
+//! - `class`: classes as the type system sees them ([`ClassSpec`], [`Class`], [`Concrete`],
+//!   [`ClassInfo`]).
+//! - [`heap`]: the heap's layout ([`heap::HeapPlan`]), its device view ([`Heap`]), its kernels
+//!   and its do-all loops; [`allocator`]: `allocate` and `free` on it (Alg. 1-2, 6-7) and
+//!   runs of blocks, with the kernel that releases them.
+//! - `store`: the object store seam ([`ObjectStore`]): DynaSOAr's heap implements it here,
+//!   the comparison suite's AOS store in `dynasoar-baselines`; [`Either`] picks one at run
+//!   time on the host.
+//! - `registry`: classes placed in allocators ([`Registered`], [`MemberOf`],
+//!   [`AllocatorSpec`], whose `Store` is the store a model is compiled against).
+//! - `object`: typed handles and views of objects ([`Handle`], [`Obj`], [`Ref`], [`AtomicRef`]).
+//! - `device`: [`Device`], what methods receive as `dev` (`make_new`, `free`, `device_do`).
+//! - `parallel`: launch tokens ([`ParallelMethod`], [`ParallelNew`]) and the bodies of the
+//!   do-all, `parallel_new` and gather kernels.
+//! - `array`: [`DeviceArray`], read-only arrays a model shares with its objects.
+//! - [`math`], [`rand`]: bit-identical `sqrt`/`floor` on both targets, [`math::Vec2`];
+//!   SplitMix64.
 #![no_std]
 #![cfg_attr(
     target_arch = "nvptx64",
@@ -23,47 +43,72 @@
 extern crate std;
 
 pub mod allocator;
-#[cfg(not(loom))]
-pub mod aos;
 pub mod arch;
 #[cfg(not(loom))]
-pub mod array;
+mod array;
 pub mod bitmap;
 pub mod block;
-pub mod class;
+mod class;
 #[cfg(not(loom))]
-pub mod device;
+mod device;
 pub mod errors;
 pub mod handle;
 // The heap lives in raw device memory; loom models use `allocator::BlockStore` over vectors.
 #[cfg(not(loom))]
 pub mod heap;
-pub mod kernel;
-pub mod layout;
+mod kernel;
 #[cfg(not(loom))]
-pub mod malloc;
+mod launch;
+pub mod layout;
 pub mod math;
 #[cfg(not(loom))]
-pub mod object;
+mod object;
 #[cfg(not(loom))]
-pub mod parallel;
-pub mod plain;
+mod parallel;
+mod plain;
 pub mod rand;
+mod registry;
+#[cfg(not(loom))]
+mod store;
 
 #[cfg(not(loom))]
 pub use array::DeviceArray;
-pub use class::{AllocatorSpec, Class, ClassInfo, ClassSpec, Concrete, NoParent, Registered};
+pub use class::{Class, ClassInfo, ClassSpec, Concrete, NoParent};
 #[cfg(not(loom))]
-pub use device::{Device, Effects, class_mask};
+pub use device::{Device, Effects};
 pub use handle::RawHandle;
 #[cfg(not(loom))]
 pub use heap::{Heap, HeapHeader};
 pub use kernel::{DevPtr, Kernel};
 #[cfg(not(loom))]
-pub use object::{AtomicRef, Handle, IsA, Obj, Ref, View, Writable};
+pub use launch::{DoAll, DoParams, GatherParams, NewParams, Prefetch, StoreHeader, StorePtr};
 #[cfg(not(loom))]
-pub use parallel::{ParallelMethod, ParallelNew};
+pub use object::{AtomicRef, AtomicValue, Handle, IsA, Obj, Ref, View, Writable};
+#[cfg(not(loom))]
+pub use parallel::{ParallelMethod, ParallelNew, do_all_block_threads, do_all_blocks};
 pub use plain::Plain;
+pub use registry::{AllocatorSpec, MemberOf, Registered};
+#[cfg(not(loom))]
+pub use store::{Either, Listing, ObjectStore};
+
+/// Paths that macro-generated code uses (through `dynasoar::__private`). Not a public API.
+#[doc(hidden)]
+#[cfg(not(loom))]
+pub mod __macro_support {
+    pub use crate::*;
+    pub mod class {
+        pub use crate::class::*;
+        pub use crate::registry::*;
+    }
+    pub mod parallel {
+        pub use crate::launch::*;
+        pub use crate::parallel::*;
+    }
+    pub mod object {
+        pub use crate::object::*;
+    }
+    pub use crate::device::class_mask;
+}
 
 #[cfg(target_arch = "nvptx64")]
 #[panic_handler]

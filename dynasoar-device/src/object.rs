@@ -14,7 +14,7 @@ use core::marker::PhantomData;
 
 use crate::Plain;
 use crate::arch::atomic::{Atomic32, Atomic64};
-use crate::class::Registered;
+use crate::registry::Registered;
 use crate::handle::RawHandle;
 
 /// Depth marker of [`IsA`]: the class itself.

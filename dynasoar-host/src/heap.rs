@@ -6,8 +6,9 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use dynasoar_device::DevPtr;
 use dynasoar_device::RawHandle;
 use dynasoar_device::block::{BLOCK_ALIGN, DATA_OFFSET, preset_mask};
+use dynasoar_device::allocator::kernels::HEAP_RELEASE_RUNS;
 use dynasoar_device::heap::kernels::{
-    EnumerateParams, HEAP_ENUMERATE, HEAP_INIT, HEAP_RELEASE_RUNS, HEAP_STATS, InitParams, StatsParams,
+    EnumerateParams, HEAP_ENUMERATE, HEAP_INIT, HEAP_STATS, InitParams, StatsParams,
 };
 use dynasoar_device::heap::{
     Heap, HeapConfig, HeapHeader, HeapPlan, HeapStateWords, PlanError, STATE_OFFSET, errors,

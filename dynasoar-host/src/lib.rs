@@ -7,18 +7,16 @@
 //!
 //! [`Kernel`]: dynasoar_device::Kernel
 
-pub mod aos;
 mod backend;
 mod do_all;
 mod error;
 pub mod heap;
-pub mod malloc;
 mod runtime;
+mod store;
 
-pub use aos::AosHeap;
 pub use backend::{Backend, BackendKind, Buffer, Executor, ExecutorOptions, Grid, Marker, ModuleCompile};
 pub use do_all::{DoAllLoop, LoopChoice, TIMED_LAUNCHES};
 pub use error::{Error, KernelNames, Result};
 pub use heap::{DeviceHeap, HeapClass, HeapSnapshot, HeapStats};
-pub use malloc::MallocHeap;
-pub use runtime::{DEFAULT_HEAP_BYTES, KernelTime, ModelPtx, ObjectStore, Runtime, RuntimeBuilder, Timings};
+pub use runtime::{DEFAULT_HEAP_BYTES, KernelTime, Runtime, RuntimeBuilder, Timings};
+pub use store::{DynasoarStore, HostStore, ModelPtx, StoreFactory, StoreSpec, missing_build, object_counts_as_stats};

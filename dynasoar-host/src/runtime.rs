@@ -1,24 +1,20 @@
 //! `Runtime<A>`: a heap of allocator `A` on a backend, and the SMMO operations on it.
 
-use std::borrow::Cow;
 use std::marker::PhantomData;
-use std::str::FromStr;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use dynasoar_device::class::MemberOf;
-use dynasoar_device::heap::{HeapHeader, MAX_CLASSES};
-use dynasoar_device::malloc::MallocKind;
-use dynasoar_device::parallel::{DoParams, GatherParams, NewParams, do_all_block_threads, do_all_blocks};
+use dynasoar_device::heap::MAX_CLASSES;
 use dynasoar_device::{
-    AllocatorSpec, ClassInfo, Concrete, DevPtr, Handle, ParallelMethod, ParallelNew, Plain, RawHandle,
+    AllocatorSpec, ClassInfo, Concrete, DoParams, GatherParams, Handle, MemberOf, NewParams, ParallelMethod,
+    ParallelNew, Plain, do_all_blocks,
 };
 
-use crate::aos::{AosHeap, TableCapacity};
-use crate::backend::{Backend, Executor, ExecutorOptions, Grid, Marker, ModuleCompile};
+use crate::backend::{Backend, Executor, ExecutorOptions, Grid, Marker};
 use crate::do_all::{DoAllLoop, LoopChoice, LoopTuner, Pick};
 use crate::error::{Error, Result};
-use crate::heap::{ClassStats, DeviceHeap, HeapClass, HeapStats};
+use crate::heap::{DeviceHeap, HeapStats};
+use crate::store::{DynasoarStore, HostStore, ModelPtx, StoreFactory, StoreSpec};
 
 /// Threads per block of do-all launches.
 const THREADS: u32 = 256;
@@ -26,111 +22,10 @@ const THREADS: u32 = 256;
 /// Heap size when the builder is not told.
 pub const DEFAULT_HEAP_BYTES: u64 = 256 << 20;
 
-/// Where a runtime keeps its objects.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum ObjectStore {
-    /// DynaSOAr's heap: SOA blocks, the lock-free object allocator.
-    #[default]
-    Dynasoar,
-    /// Objects in AOS layout, each allocated from a general-purpose allocator, enumerated by the
-    /// paper's `parallel_do` helper (for comparisons; needs the model's AOS PTX, see
-    /// [`ModelPtx`]).
-    Malloc(MallocKind),
-}
-
-impl ObjectStore {
-    /// Every store: DynaSOAr's, then one per general-purpose allocator.
-    pub fn all() -> impl Iterator<Item = ObjectStore> {
-        std::iter::once(ObjectStore::Dynasoar).chain(MallocKind::ALL.iter().map(|&k| ObjectStore::Malloc(k)))
-    }
-
-    /// The name used on command lines and in reports (`dynasoar`, or the allocator's name).
-    pub fn name(self) -> &'static str {
-        match self {
-            ObjectStore::Dynasoar => "dynasoar",
-            ObjectStore::Malloc(kind) => kind.name(),
-        }
-    }
-}
-
-impl std::fmt::Display for ObjectStore {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for ObjectStore {
-    type Err = String;
-
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
-        if s == "dynasoar" {
-            return Ok(ObjectStore::Dynasoar);
-        }
-        MallocKind::from_name(s).map(ObjectStore::Malloc).ok_or_else(|| {
-            let names: Vec<&str> = ObjectStore::all().map(ObjectStore::name).collect();
-            format!("unknown allocator `{s}`; one of: {}", names.join(", "))
-        })
-    }
-}
-
-/// A model crate's PTX: the build for DynaSOAr's SOA heap and, optionally, the build for AOS
-/// stores (`PtxBuilder::aos`), which [`ObjectStore::Malloc`] needs.
-#[derive(Clone, Debug)]
-pub struct ModelPtx {
-    soa: Cow<'static, str>,
-    aos: Option<Cow<'static, str>>,
-}
-
-impl ModelPtx {
-    /// The SOA build only.
-    pub const fn new(soa: &'static str) -> Self {
-        ModelPtx { soa: Cow::Borrowed(soa), aos: None }
-    }
-
-    /// Both builds.
-    pub const fn with_aos(soa: &'static str, aos: &'static str) -> Self {
-        ModelPtx { soa: Cow::Borrowed(soa), aos: Some(Cow::Borrowed(aos)) }
-    }
-
-    /// The module for `store`.
-    pub fn for_store(&self, store: ObjectStore) -> Result<&str> {
-        match store {
-            ObjectStore::Dynasoar => Ok(&self.soa),
-            ObjectStore::Malloc(kind) => self.aos.as_deref().ok_or_else(|| {
-                Error::InvalidArgument(format!(
-                    "allocator `{kind}` keeps objects in AOS layout, which needs the model's AOS PTX: \
-                     build it with `PtxBuilder::aos()` in build.rs and pass `ModelPtx::with_aos`"
-                ))
-            }),
-        }
-    }
-}
-
-impl From<&'static str> for ModelPtx {
-    fn from(soa: &'static str) -> Self {
-        ModelPtx::new(soa)
-    }
-}
-
-impl From<String> for ModelPtx {
-    fn from(soa: String) -> Self {
-        ModelPtx { soa: Cow::Owned(soa), aos: None }
-    }
-}
-
-/// How the builder sizes an AOS store's tables.
-#[derive(Clone, Copy, Debug)]
-enum AosCapacity {
-    ForHeap,
-    ForBytes(u64),
-    Objects(u64),
-}
-
 /// Builds a [`Runtime`].
 pub struct RuntimeBuilder<A> {
     ptx: ModelPtx,
-    store: ObjectStore,
-    aos_capacity: AosCapacity,
+    store: Box<dyn StoreFactory>,
     heap_bytes: u64,
     exec: ExecutorOptions,
     deferred_checks: bool,
@@ -148,24 +43,11 @@ impl<A: AllocatorSpec> RuntimeBuilder<A> {
         self
     }
 
-    /// Keep objects in `store` (default: DynaSOAr's heap). The heap size is then the general
-    /// allocator's pool.
-    pub fn store(mut self, store: ObjectStore) -> Self {
-        self.store = store;
-        self
-    }
-
-    /// Objects each class's table of an AOS store holds (default: as many of the class's
-    /// objects as the heap could hold). The tables are the `parallel_do` helper's, outside the
-    /// heap.
-    pub fn aos_capacity(mut self, objects: u64) -> Self {
-        self.aos_capacity = AosCapacity::Objects(objects);
-        self
-    }
-
-    /// Size each class's table of an AOS store for as many of its objects as `bytes` hold.
-    pub fn aos_capacity_for_heap(mut self, bytes: u64) -> Self {
-        self.aos_capacity = AosCapacity::ForBytes(bytes);
+    /// Keep objects in the store `store` makes (default [`DynasoarStore`]: DynaSOAr's heap).
+    /// The comparison suite's stores come from `dynasoar::baselines::host::StoreChoice`; the
+    /// heap size is then the general allocator's pool.
+    pub fn store(mut self, store: impl StoreFactory + 'static) -> Self {
+        self.store = Box::new(store);
         self
     }
 
@@ -235,31 +117,13 @@ impl<A: AllocatorSpec> RuntimeBuilder<A> {
 
     pub fn build(self) -> Result<Runtime<A>> {
         let mut options = self.exec;
-        if matches!(self.store, ObjectStore::Malloc(_)) {
-            options.module_compile = ModuleCompile::Relocatable;
+        if let Some(compile) = self.store.module_compile() {
+            options.module_compile = compile;
         }
-        let exec = Executor::new(self.ptx.for_store(self.store)?, options)?;
-        let store = match self.store {
-            ObjectStore::Dynasoar => {
-                let classes: Vec<HeapClass> = A::CLASSES
-                    .iter()
-                    .map(|c| HeapClass { name: c.name, objects_per_block: c.objects_per_block })
-                    .collect();
-                Store::Soa(DeviceHeap::new(&exec, self.heap_bytes, A::BLOCK_BYTES, &classes)?)
-            }
-            ObjectStore::Malloc(kind) => {
-                let capacity = match self.aos_capacity {
-                    AosCapacity::ForHeap => TableCapacity::ForBytes(self.heap_bytes),
-                    AosCapacity::ForBytes(bytes) => TableCapacity::ForBytes(bytes),
-                    AosCapacity::Objects(n) => TableCapacity::Objects(n),
-                };
-                Store::Aos(AosHeap::new(&exec, kind, self.heap_bytes, A::CLASSES, capacity)?)
-            }
-        };
-        let listings = match (&store, self.reuse_listings) {
-            (Store::Soa(_), true) => Some(Mutex::new(Listings::new(&exec))),
-            _ => None,
-        };
+        let exec = Executor::new(self.store.ptx(&self.ptx)?, options)?;
+        let spec = StoreSpec { heap_bytes: self.heap_bytes, block_bytes: A::BLOCK_BYTES, classes: A::CLASSES };
+        let store = self.store.create(&exec, spec)?;
+        let listings = (store.lists_classes() && self.reuse_listings).then(|| Mutex::new(Listings::new(&exec)));
         let do_all_loop = match std::env::var("DYNASOAR_DO_ALL").as_deref() {
             Ok("auto") => DoAllLoop::Auto,
             Ok("plain") => DoAllLoop::Plain,
@@ -355,7 +219,7 @@ pub struct Timings {
 /// ```
 pub struct Runtime<A> {
     exec: Executor,
-    store: Store,
+    store: Box<dyn HostStore>,
     deferred: bool,
     profile: Option<Mutex<Profile>>,
     /// Kernels launched since the last check (deferred mode), to name them in errors.
@@ -407,23 +271,6 @@ impl Listings {
     }
 }
 
-/// The objects' home.
-// One per runtime, never moved in a loop: boxing the larger variant would buy nothing.
-#[allow(clippy::large_enum_variant)]
-enum Store {
-    Soa(DeviceHeap),
-    Aos(AosHeap),
-}
-
-impl Store {
-    fn ptr(&self) -> DevPtr<HeapHeader> {
-        match self {
-            Store::Soa(heap) => heap.ptr(),
-            Store::Aos(store) => store.ptr(),
-        }
-    }
-}
-
 impl<A: AllocatorSpec> Runtime<A> {
     /// A builder for a runtime whose kernels are in `ptx` (the app's embedded model PTX: a
     /// `&'static str`, a `String`, or a [`ModelPtx`] with the AOS build for general
@@ -431,8 +278,7 @@ impl<A: AllocatorSpec> Runtime<A> {
     pub fn builder(ptx: impl Into<ModelPtx>) -> RuntimeBuilder<A> {
         RuntimeBuilder {
             ptx: ptx.into(),
-            store: ObjectStore::Dynasoar,
-            aos_capacity: AosCapacity::ForHeap,
+            store: Box::new(DynasoarStore),
             heap_bytes: DEFAULT_HEAP_BYTES,
             exec: ExecutorOptions::default(),
             deferred_checks: false,
@@ -449,28 +295,19 @@ impl<A: AllocatorSpec> Runtime<A> {
         &self.exec
     }
 
-    /// DynaSOAr's heap (`None` when the objects are in an AOS store).
+    /// DynaSOAr's heap (`None` when the objects are in another store).
     pub fn heap(&self) -> Option<&DeviceHeap> {
-        match &self.store {
-            Store::Soa(heap) => Some(heap),
-            Store::Aos(_) => None,
-        }
+        self.store.as_any().downcast_ref()
     }
 
-    /// The AOS store (`None` for DynaSOAr's heap).
-    pub fn aos_store(&self) -> Option<&AosHeap> {
-        match &self.store {
-            Store::Soa(_) => None,
-            Store::Aos(store) => Some(store),
-        }
+    /// The store the objects live in, for store-specific calls (`as_any().downcast_ref()`).
+    pub fn object_store(&self) -> &dyn HostStore {
+        &*self.store
     }
 
-    /// Where the objects live.
-    pub fn store(&self) -> ObjectStore {
-        match &self.store {
-            Store::Soa(_) => ObjectStore::Dynasoar,
-            Store::Aos(store) => ObjectStore::Malloc(store.malloc().kind()),
-        }
+    /// The name of the store the objects live in (`dynasoar`, or a general allocator's).
+    pub fn store_name(&self) -> String {
+        self.store.name()
     }
 
     /// The allocator's classes, in type-id order.
@@ -520,10 +357,7 @@ impl<A: AllocatorSpec> Runtime<A> {
     pub fn sync(&self) -> Result<()> {
         self.exec.synchronize()?;
         let kernels = std::mem::take(&mut *self.pending.lock().unwrap());
-        match &self.store {
-            Store::Soa(heap) => heap.take_errors(&self.exec, &kernels),
-            Store::Aos(store) => store.take_errors(&self.exec, &kernels),
-        }
+        self.store.take_errors(&self.exec, &kernels)
     }
 
     /// Run `method` on every object of class `T` and its subclasses that exists now (objects
@@ -542,43 +376,44 @@ impl<A: AllocatorSpec> Runtime<A> {
         Arg: Plain,
     {
         let kernel = method.kernel();
-        if let Store::Aos(store) = &self.store {
-            self.timed(Phase::Enumerate("AOS lists"), false, || store.compact(&self.exec))?;
+        // Each span after the first starts where the one before it ended.
+        let mut chained = false;
+        if self.store.prepares() {
+            self.timed(Phase::Enumerate("store lists"), false, || self.store.prepare(&self.exec))?;
+            chained = true;
         }
         let mut listings = self.listings.as_ref().map(|l| l.lock().unwrap());
         if let Some(l) = &mut listings {
             l.check_writes(&self.exec);
         }
-        // Each span after the first starts where the one before it ended.
-        let mut chained = matches!(self.store, Store::Aos(_));
         // Which of the method's kernels ran, to name them in errors.
         let (mut ran_plain, mut ran_streaming) = (false, false);
         for class in ClassInfo::concrete_in(A::CLASSES, T::SUBTREE) {
             let id = class.type_id;
             let kept = listings.as_ref().and_then(|l| l.kept(id));
-            let parity = match (&self.store, kept) {
-                (Store::Soa(_), Some(parity)) => parity,
-                (Store::Soa(heap), None) => {
+            let parity = match kept {
+                Some(parity) => parity,
+                None if !self.store.lists_classes() => 0,
+                None => {
                     let parity =
-                        self.timed(Phase::Enumerate(class.name), chained, || heap.enumerate(&self.exec, id))?;
+                        self.timed(Phase::Enumerate(class.name), chained, || self.store.list(&self.exec, id))?;
                     chained = true;
                     if let Some(l) = &mut listings {
                         l.listed(id, parity);
                     }
                     parity
                 }
-                (Store::Aos(_), _) => 0,
             };
             let params = DoParams {
-                heap: self.store.ptr(),
+                store: self.store.ptr(),
                 class: id as u32,
                 objects_per_block: class.objects_per_block,
                 parity,
                 _reserved: 0,
                 arg,
             };
-            let (launch, pick) = match (&self.store, method.streaming_kernel()) {
-                (Store::Soa(_), Some(streaming)) => {
+            let (launch, pick) = match method.streaming_kernel().filter(|_| self.store.streams()) {
+                Some(streaming) => {
                     let pick = self.loops.pick(&self.exec, kernel.name(), streaming, THREADS, id)?;
                     (if pick.streaming { streaming } else { kernel }, pick)
                 }
@@ -616,11 +451,7 @@ impl<A: AllocatorSpec> Runtime<A> {
     /// of a multiple of its objects per block, so that each thread keeps one slot for the whole
     /// loop (see `for_each_listed` in the device crate). The AOS store's loop takes any grid.
     fn do_all_grid<P: Plain>(&self, kernel: &dynasoar_device::Kernel<P>, class: &ClassInfo) -> Result<Grid> {
-        let threads = match self.store {
-            Store::Soa(_) => do_all_block_threads(class.objects_per_block, THREADS),
-            Store::Aos(_) => THREADS,
-        };
-        self.exec.wave_grid(kernel, threads)
+        self.exec.wave_grid(kernel, self.store.block_threads(class, THREADS))
     }
 
     /// About whole waves of `kernel`, a do-all with the streaming loop over `class`: blocks of
@@ -670,7 +501,7 @@ impl<A: AllocatorSpec> Runtime<A> {
         let kernel = constructor.kernel();
         let most = self.exec.wave_grid(kernel, THREADS)?.total_threads() as u64;
         let grid = Grid::for_elements(count.min(most) as usize, THREADS);
-        let params = NewParams { heap: self.store.ptr(), first: 0, count, arg };
+        let params = NewParams { store: self.store.ptr(), first: 0, count, arg };
         self.timed(Phase::Method(kernel.name()), false, || self.exec.launch(kernel, grid, params))?;
         self.launched(&[kernel.name()])
     }
@@ -681,31 +512,18 @@ impl<A: AllocatorSpec> Runtime<A> {
         T: MemberOf<A>,
     {
         self.sync()?;
-        let listed = match &self.store {
-            Store::Soa(_) => None,
-            Store::Aos(store) => {
-                store.compact(&self.exec)?;
-                Some(store.listed(&self.exec)?)
-            }
-        };
+        self.store.prepare(&self.exec)?;
         let mut out = Vec::new();
         for class in ClassInfo::concrete_in(A::CLASSES, T::SUBTREE) {
-            let (parity, capacity) = match (&self.store, &listed) {
-                (Store::Soa(heap), _) => {
-                    let parity = heap.enumerate(&self.exec, class.type_id)?;
-                    let blocks = heap.enumerated_blocks(&self.exec, class.type_id, parity)?;
-                    (parity, blocks as usize * class.objects_per_block as usize)
-                }
-                (Store::Aos(_), Some(listed)) => (0, listed[class.type_id as usize] as usize),
-                (Store::Aos(_), None) => unreachable!("listed above"),
-            };
+            let parity = self.store.list(&self.exec, class.type_id)?;
+            let capacity = self.store.listed_objects(&self.exec, class, parity)?;
             if capacity == 0 {
                 continue;
             }
             let values = self.exec.alloc_zeroed::<T>(capacity)?;
             let written = self.exec.alloc_zeroed::<u32>(1)?;
             let params = GatherParams {
-                heap: self.store.ptr(),
+                store: self.store.ptr(),
                 class: class.type_id as u32,
                 objects_per_block: class.objects_per_block,
                 parity,
@@ -734,30 +552,10 @@ impl<A: AllocatorSpec> Runtime<A> {
         T: MemberOf<A>,
     {
         self.sync()?;
-        let mut out = Vec::new();
-        match &self.store {
-            Store::Soa(heap) => {
-                let snapshot = heap.snapshot(&self.exec)?;
-                for class in ClassInfo::concrete_in(A::CLASSES, T::SUBTREE) {
-                    // SAFETY: live objects of a class in `T`'s subtree.
-                    out.extend(
-                        snapshot
-                            .live_objects(class.type_id)
-                            .into_iter()
-                            .map(|raw| unsafe { Handle::from_raw(raw) }),
-                    );
-                }
-            }
-            Store::Aos(store) => {
-                store.compact(&self.exec)?;
-                for class in ClassInfo::concrete_in(A::CLASSES, T::SUBTREE) {
-                    let raws = store.listed_handles(&self.exec, class.type_id)?;
-                    // SAFETY: as above.
-                    out.extend(raws.into_iter().map(|raw| unsafe { Handle::from_raw(RawHandle(raw)) }));
-                }
-            }
-        }
-        Ok(out)
+        let classes: Vec<u8> = ClassInfo::concrete_in(A::CLASSES, T::SUBTREE).map(|c| c.type_id).collect();
+        let raws = self.store.handles(&self.exec, &classes)?;
+        // SAFETY: live objects of classes in `T`'s subtree.
+        Ok(raws.into_iter().map(|raw| unsafe { Handle::from_raw(raw) }).collect())
     }
 
     /// Number of objects of class `T` and its subclasses.
@@ -779,33 +577,13 @@ impl<A: AllocatorSpec> Runtime<A> {
     /// store only the objects per class are known (blocks are zero).
     pub fn stats(&self) -> Result<HeapStats> {
         self.sync()?;
-        match &self.store {
-            Store::Soa(heap) => heap.stats(&self.exec),
-            Store::Aos(store) => {
-                store.compact(&self.exec)?;
-                let listed = store.listed(&self.exec)?;
-                self.sync()?;
-                let classes = A::CLASSES
-                    .iter()
-                    .map(|c| ClassStats {
-                        name: c.name,
-                        objects_per_block: 1,
-                        blocks: 0,
-                        objects: listed[c.type_id as usize],
-                    })
-                    .collect();
-                Ok(HeapStats { num_blocks: 0, free_blocks: 0, block_bytes: 0, classes, coalescing_misses: 0 })
-            }
-        }
+        self.store.stats(&self.exec, A::CLASSES)
     }
 
     /// Free every object.
     pub fn reset(&self) -> Result<()> {
         self.sync()?;
-        match &self.store {
-            Store::Soa(heap) => heap.reset(&self.exec),
-            Store::Aos(store) => store.reset(&self.exec),
-        }
+        self.store.reset(&self.exec)
     }
 }
 

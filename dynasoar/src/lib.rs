@@ -78,9 +78,29 @@
 //! See the repository's README for the two-target build (a model crate, and an app whose
 //! `build.rs` compiles it to PTX) and ARCHITECTURE.md for how the pieces fit.
 #![no_std]
+#![deny(missing_docs)]
 
-pub use dynasoar_device::*;
+pub use dynasoar_device::{
+    AllocatorSpec, AtomicRef, Class, ClassInfo, ClassSpec, Concrete, DevPtr, Device, DeviceArray, Effects,
+    Handle, Heap, HeapHeader, IsA, Kernel, MemberOf, NoParent, Obj, ParallelMethod, ParallelNew, Plain,
+    RawHandle, Ref, Registered, View, Writable, arch, math, rand,
+};
 pub use dynasoar_macros::{Plain, allocator, kernel, soa_class, soa_methods};
+
+/// The DynaSOAr core's building blocks, for code that works below the object API (custom
+/// kernels over the heap, allocator benchmarks): the heap, its allocator, bitmaps, blocks,
+/// handles, block geometry, error bits and the kernels' launch parameters.
+pub mod engine {
+    pub use dynasoar_device::{
+        DoAll, DoParams, Either, GatherParams, Listing, NewParams, ObjectStore, Prefetch, StoreHeader, StorePtr,
+        allocator, bitmap, block, do_all_block_threads, do_all_blocks, errors, handle, heap, layout,
+    };
+}
+
+/// What dynasoar is compared against: general-purpose GPU allocators and the AOS object store
+/// (feature `baselines`).
+#[cfg(feature = "baselines")]
+pub use dynasoar_baselines as baselines;
 
 #[cfg(not(target_arch = "nvptx64"))]
 pub use dynasoar_host as host;
@@ -100,5 +120,18 @@ pub mod prelude {
 /// Paths used by macro-generated code. Not a public API.
 #[doc(hidden)]
 pub mod __private {
-    pub use dynasoar_device::*;
+    pub use dynasoar_device::__macro_support::*;
+
+    /// The object store a model's device code is compiled against (`allocator!` names it as
+    /// its allocator's `Store`): DynaSOAr's heap, except in the comparison suite's AOS build
+    /// (`cfg(dynasoar_aos)`, which enables feature `baselines`), and on the host with feature
+    /// `baselines`, where one build serves both and the store's header tells them apart.
+    #[cfg(all(target_arch = "nvptx64", not(dynasoar_aos)))]
+    pub type SelectedStore = dynasoar_device::Heap<'static>;
+    #[cfg(all(target_arch = "nvptx64", dynasoar_aos))]
+    pub type SelectedStore = dynasoar_baselines::aos::AosStore;
+    #[cfg(all(not(target_arch = "nvptx64"), feature = "baselines"))]
+    pub type SelectedStore = dynasoar_device::Either<dynasoar_device::Heap<'static>, dynasoar_baselines::aos::AosStore>;
+    #[cfg(all(not(target_arch = "nvptx64"), not(feature = "baselines")))]
+    pub type SelectedStore = dynasoar_device::Heap<'static>;
 }

@@ -1,6 +1,7 @@
 //! Helpers shared by the integration tests.
 
-use dynasoar::host::{Backend, DoAllLoop, Error, Executor, ExecutorOptions, ObjectStore};
+use dynasoar::baselines::host::StoreChoice;
+use dynasoar::host::{Backend, DoAllLoop, Error, Executor, ExecutorOptions};
 use dynasoar_examples::{MODELS, MODELS_PTX};
 
 /// Set by the GPU bundle's runner: a missing GPU is then a failure, not a skip.
@@ -15,8 +16,14 @@ pub fn cpu_executor() -> Executor {
 /// An executor on the GPU, or `None` (after printing why the test is skipped) when this machine
 /// has no CUDA driver or device. With `DYNASOAR_REQUIRE_GPU=1` a missing GPU panics instead.
 pub fn gpu_executor(test: &str) -> Option<Executor> {
+    gpu_executor_on(test, MODELS_PTX)
+}
+
+/// [`gpu_executor`] for the kernels of `ptx` (e.g. the models' AOS build, which holds the
+/// comparison suite's kernels).
+pub fn gpu_executor_on(test: &str, ptx: &'static str) -> Option<Executor> {
     match Executor::new(
-        MODELS_PTX,
+        ptx,
         ExecutorOptions { backend: Backend::Cuda, quiet: true, ..Default::default() },
     ) {
         Ok(exec) => Some(exec),
@@ -33,12 +40,12 @@ pub fn gpu_executor(test: &str) -> Option<Executor> {
 
 /// A runtime of allocator `A` on the CPU backend (several threads, so objects really race).
 pub fn cpu_runtime<A: dynasoar::AllocatorSpec>(heap_bytes: u64) -> dynasoar::host::Runtime<A> {
-    cpu_runtime_on(ObjectStore::Dynasoar, heap_bytes)
+    cpu_runtime_on(StoreChoice::Dynasoar, heap_bytes)
 }
 
 /// [`cpu_runtime`] with the objects in `store`.
 pub fn cpu_runtime_on<A: dynasoar::AllocatorSpec>(
-    store: ObjectStore,
+    store: StoreChoice,
     heap_bytes: u64,
 ) -> dynasoar::host::Runtime<A> {
     dynasoar::host::Runtime::<A>::builder(MODELS)
@@ -56,13 +63,13 @@ pub fn gpu_runtime<A: dynasoar::AllocatorSpec>(
     test: &str,
     heap_bytes: u64,
 ) -> Option<dynasoar::host::Runtime<A>> {
-    gpu_runtime_on(test, ObjectStore::Dynasoar, heap_bytes)
+    gpu_runtime_on(test, StoreChoice::Dynasoar, heap_bytes)
 }
 
 /// [`gpu_runtime`] with the objects in `store`.
 pub fn gpu_runtime_on<A: dynasoar::AllocatorSpec>(
     test: &str,
-    store: ObjectStore,
+    store: StoreChoice,
     heap_bytes: u64,
 ) -> Option<dynasoar::host::Runtime<A>> {
     gpu_executor(test)?;
@@ -105,12 +112,12 @@ pub fn runtime_with_loop<A: dynasoar::AllocatorSpec>(
 
 /// The general-purpose allocators to run the AOS store tests on: all of them, or those named in
 /// `DYNASOAR_STORES` (comma-separated allocator names, to check one allocator quickly).
-pub fn general_stores() -> Vec<ObjectStore> {
+pub fn general_stores() -> Vec<StoreChoice> {
     match std::env::var("DYNASOAR_STORES") {
         Ok(names) => names
             .split(',')
             .map(|name| name.trim().parse().unwrap_or_else(|e| panic!("DYNASOAR_STORES: {e}")))
             .collect(),
-        Err(_) => ObjectStore::all().filter(|s| matches!(s, ObjectStore::Malloc(_))).collect(),
+        Err(_) => StoreChoice::all().filter(|s| matches!(s, StoreChoice::Malloc(_))).collect(),
     }
 }

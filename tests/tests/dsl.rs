@@ -3,9 +3,10 @@
 //! fields, casts; and the paper's API example giving identical results on CPU and GPU.
 
 use dynasoar::Handle;
-use dynasoar::host::{Backend, DoAllLoop, Error, Grid, ObjectStore, Runtime, TIMED_LAUNCHES};
-use dynasoar::malloc::MallocKind;
-use dynasoar::parallel::DoParams;
+use dynasoar::baselines::host::StoreChoice;
+use dynasoar::host::{Backend, DoAllLoop, Error, Grid, Runtime, TIMED_LAUNCHES};
+use dynasoar::baselines::malloc::MallocKind;
+use dynasoar::engine::DoParams;
 use dynasoar_models::api_demo::{Bar, DemoAlloc, Foo};
 use dynasoar_models::semantics::{Animal, Cat, Dog, Registry, Tables, Zoo};
 use dynasoar_tests::{
@@ -368,7 +369,7 @@ fn a_do_all_launched_with_a_bad_grid_is_reported() {
     let heap = rt.heap().unwrap();
     let parity = heap.enumerate(rt.executor(), cat.type_id).unwrap();
     let params = DoParams {
-        heap: heap.ptr(),
+        store: heap.ptr().cast(),
         class: cat.type_id as u32,
         objects_per_block: cat.objects_per_block,
         parity,
@@ -522,7 +523,7 @@ fn dsl_semantics_on_every_allocator_on_gpu() {
 
 #[test]
 fn out_of_memory_of_a_general_allocator_names_it() {
-    let rt = cpu_runtime_on::<Zoo>(ObjectStore::Malloc(MallocKind::Atomic), 256 << 10);
+    let rt = cpu_runtime_on::<Zoo>(StoreChoice::Malloc(MallocKind::Atomic), 256 << 10);
     rt.parallel_new(Registry::create, 1).unwrap();
     let err = rt.parallel_do_with(Registry::populate, 20_000u32).unwrap_err();
     let Error::Malloc { allocator, what, .. } = &err else {
@@ -538,7 +539,7 @@ fn out_of_memory_of_a_general_allocator_names_it() {
 #[test]
 fn a_store_needs_the_aos_build() {
     let err = Runtime::<Zoo>::builder(dynasoar_examples::MODELS_PTX)
-        .store(ObjectStore::Malloc(MallocKind::Atomic))
+        .store(StoreChoice::Malloc(MallocKind::Atomic))
         .backend(dynasoar::host::Backend::Cpu)
         .build()
         .err()

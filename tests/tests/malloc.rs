@@ -3,16 +3,17 @@
 //! fill them; every block must keep its contents, be aligned, lie in the pool and overlap no
 //! other; everything freed must be reusable; running out of memory must be reported, not hang.
 
-use dynasoar::host::{Backend, Error, Executor, ExecutorOptions, Grid, MallocHeap};
-use dynasoar::malloc::kernels::{MALLOC_STORM, MallocStormParams, storm_step};
-use dynasoar::malloc::{FreeSupport, MallocKind, check::check_allocations};
-use dynasoar_examples::MODELS_PTX;
-use dynasoar_tests::gpu_executor;
+use dynasoar::baselines::host::MallocHeap;
+use dynasoar::host::{Backend, Error, Executor, ExecutorOptions, Grid};
+use dynasoar::baselines::malloc::kernels::{MALLOC_STORM, MallocStormParams, storm_step};
+use dynasoar::baselines::malloc::{FreeSupport, MallocKind, check::check_allocations};
+use dynasoar_examples::MODELS_AOS_PTX;
+use dynasoar_tests::gpu_executor_on;
 
 /// A CPU executor with more threads than cores, so emulated GPU threads really race.
 fn cpu() -> Executor {
     Executor::new(
-        MODELS_PTX,
+        MODELS_AOS_PTX,
         ExecutorOptions { backend: Backend::Cpu, cpu_threads: Some(8), quiet: true, ..Default::default() },
     )
     .unwrap()
@@ -160,7 +161,7 @@ macro_rules! kind_tests {
 
                 #[test]
                 fn storm_on_the_gpu() {
-                    if let Some(exec) = gpu_executor(concat!(stringify!($name), "::storm_on_the_gpu")) {
+                    if let Some(exec) = gpu_executor_on(concat!(stringify!($name), "::storm_on_the_gpu"), MODELS_AOS_PTX) {
                         storm(&exec, MallocKind::$kind, 1 << 16);
                         out_of_memory(&exec, MallocKind::$kind, 1 << 14);
                     }

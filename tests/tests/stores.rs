@@ -3,7 +3,8 @@
 //! (exactly where the app is deterministic; within rounding for the two whose force sums run in
 //! object order), on the CPU here and on the GPU in the bundle.
 
-use dynasoar::host::{Backend, ExecutorOptions, ObjectStore};
+use dynasoar::baselines::host::StoreChoice;
+use dynasoar::host::{Backend, ExecutorOptions};
 use dynasoar::math::Vec2;
 use dynasoar_examples::render::{Recorder, RenderArgs};
 use dynasoar_examples::{Implementation, RunOptions};
@@ -18,7 +19,7 @@ fn exec(backend: Backend) -> ExecutorOptions {
 }
 
 /// The DSL version on `store`, or a baseline (`store` ignored).
-fn on(backend: Backend, store: ObjectStore) -> RunOptions {
+fn on(backend: Backend, store: StoreChoice) -> RunOptions {
     RunOptions { exec: exec(backend), store, fixed_pool: false }
 }
 

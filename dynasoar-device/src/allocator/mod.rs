@@ -16,6 +16,8 @@
 //! The algorithms are written against [`BlockStore`], which the device [`Heap`] implements; the
 //! loom models implement it over vectors of loom atomics, so they check this very code.
 
+#[cfg(not(loom))]
+pub mod kernels;
 mod runs;
 
 pub use runs::{release_all as release_runs, release_entry as release_run_entry};

@@ -13,6 +13,7 @@
 //! kernel; device code reaches everything through a [`Heap`] view of the header.
 
 pub mod kernels;
+pub(crate) mod listed;
 
 use crate::arch::{
     self,

@@ -613,7 +613,7 @@ impl<T> Buffer<T> {
     }
 }
 
-impl<T: dynasoar_device::object::AtomicValue> Buffer<T> {
+impl<T: dynasoar_device::AtomicValue> Buffer<T> {
     /// The buffer as a [`DeviceArray`](dynasoar_device::DeviceArray) for kernels and methods:
     /// every element accessed atomically and bounds-checked on the device.
     ///

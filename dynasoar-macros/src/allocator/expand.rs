@@ -119,6 +119,7 @@ pub fn expand(a: &Allocator) -> TokenStream {
             const NAME: &'static str = #name;
             const BLOCK_BYTES: u64 = #consts::BLOCK_BYTES;
             const CLASSES: &'static [#p::ClassInfo] = &[#(#infos),*];
+            type Store = ::dynasoar::__private::SelectedStore;
         }
 
         #(#registrations)*

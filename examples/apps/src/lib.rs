@@ -20,9 +20,8 @@ pub mod traffic;
 pub mod wator;
 
 use dynasoar::AllocatorSpec;
-use dynasoar::host::{
-    Backend, Executor, ExecutorOptions, ModelPtx, ObjectStore, Result, Runtime, RuntimeBuilder,
-};
+use dynasoar::baselines::host::{StoreChoice, TableCapacity};
+use dynasoar::host::{Backend, Executor, ExecutorOptions, ModelPtx, Result, Runtime, RuntimeBuilder};
 
 /// The models crate compiled to PTX by this crate's build script (for DynaSOAr's heap).
 pub const MODELS_PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/models.ptx"));
@@ -47,7 +46,7 @@ pub struct CommonArgs {
     /// xmalloc, fdg, circular, circular-fused, circular-multi, circular-fused-multi, buddy,
     /// ouro-s-p, ouro-va-p, ouro-vl-p, ouro-s-c, ouro-va-c, ouro-vl-c, kma, bulk.
     #[arg(long, default_value = "dynasoar", env = "DYNASOAR_ALLOCATOR")]
-    pub allocator: ObjectStore,
+    pub allocator: StoreChoice,
 }
 
 impl CommonArgs {
@@ -77,7 +76,7 @@ impl CommonArgs {
 #[derive(Clone, Debug, Default)]
 pub struct RunOptions {
     pub exec: ExecutorOptions,
-    pub store: ObjectStore,
+    pub store: StoreChoice,
     /// General-purpose allocators get exactly the heap DynaSOAr would (the paper's Figure 11,
     /// problem sizes at a fixed heap), not twice that plus 32 MiB.
     pub fixed_pool: bool,
@@ -85,7 +84,7 @@ pub struct RunOptions {
 
 impl From<ExecutorOptions> for RunOptions {
     fn from(exec: ExecutorOptions) -> Self {
-        RunOptions { exec, store: ObjectStore::Dynasoar, fixed_pool: false }
+        RunOptions { exec, store: StoreChoice::Dynasoar, fixed_pool: false }
     }
 }
 
@@ -95,15 +94,12 @@ impl RunOptions {
     /// 32 MiB (their size classes, headers and metadata take more), and their object tables
     /// hold as many objects of each class as `heap_bytes` would.
     pub fn runtime<A: AllocatorSpec>(&self, heap_bytes: u64) -> RuntimeBuilder<A> {
-        let builder = Runtime::<A>::builder(MODELS).executor_options(self.exec.clone()).store(self.store);
+        let builder = Runtime::<A>::builder(MODELS).executor_options(self.exec.clone());
+        let store = self.store.with_tables(TableCapacity::ForBytes(heap_bytes));
         match self.store {
-            ObjectStore::Dynasoar => builder.heap_bytes(heap_bytes),
-            ObjectStore::Malloc(_) if self.fixed_pool => {
-                builder.heap_bytes(heap_bytes).aos_capacity_for_heap(heap_bytes)
-            }
-            ObjectStore::Malloc(_) => {
-                builder.heap_bytes(2 * heap_bytes + (32 << 20)).aos_capacity_for_heap(heap_bytes)
-            }
+            StoreChoice::Dynasoar => builder.store(store).heap_bytes(heap_bytes),
+            StoreChoice::Malloc(_) if self.fixed_pool => builder.store(store).heap_bytes(heap_bytes),
+            StoreChoice::Malloc(_) => builder.store(store).heap_bytes(2 * heap_bytes + (32 << 20)),
         }
     }
 

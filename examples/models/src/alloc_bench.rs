@@ -5,7 +5,7 @@
 //! allocation `j` of thread `t` at `j * threads + t`), then a second kernel frees them.
 
 use dynasoar::arch::{self, atomic::Atomic64};
-use dynasoar::layout;
+use dynasoar::engine::layout;
 use dynasoar::prelude::*;
 use dynasoar::{ClassSpec, Heap, HeapHeader, RawHandle};
 

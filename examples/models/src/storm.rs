@@ -5,7 +5,7 @@
 //! the class macros): 8, 16, 40 and 256-byte objects, hence 64, 32, 12 and 2 objects per block.
 
 use dynasoar::arch::{self, atomic::Atomic64};
-use dynasoar::layout;
+use dynasoar::engine::layout;
 use dynasoar::prelude::*;
 use dynasoar::{ClassSpec, Heap, HeapHeader, RawHandle};
 

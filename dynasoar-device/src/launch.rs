@@ -1,0 +1,113 @@
+//! The parameters of the object kernels (do-all, `parallel_new`, gather), as the host passes
+//! them: one `#[repr(C)]` plain struct each, with the address of the store the objects live
+//! in, and how a do-all loops over the listed objects.
+
+use crate::Plain;
+use crate::kernel::DevPtr;
+
+/// The header of an object store (DynaSOAr's heap, or a store of the comparison suite), as
+/// launches pass it: which store it is, the build says (the store the model's device code was
+/// compiled against, see [`ObjectStore`](crate::ObjectStore)).
+#[repr(C)]
+pub struct StoreHeader {
+    _opaque: [u8; 0],
+}
+
+/// The address of an object store's header.
+pub type StorePtr = DevPtr<StoreHeader>;
+
+/// Parameters of a do-all kernel.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct DoParams<Arg> {
+    pub store: StorePtr,
+    /// The concrete class whose objects this launch visits.
+    pub class: u32,
+    pub objects_per_block: u32,
+    /// Which enumeration counter holds the number of listed blocks.
+    pub parity: u32,
+    pub _reserved: u32,
+    /// The method's argument.
+    pub arg: Arg,
+}
+// SAFETY: `repr(C)` plain data when `Arg` is.
+unsafe impl<Arg: Plain> Plain for DoParams<Arg> {}
+
+/// Parameters of a `parallel_new` kernel.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct NewParams<Arg> {
+    pub store: StorePtr,
+    /// Objects to create: indices `first..first + count`.
+    pub first: u64,
+    pub count: u64,
+    pub arg: Arg,
+}
+// SAFETY: `repr(C)` plain data when `Arg` is.
+unsafe impl<Arg: Plain> Plain for NewParams<Arg> {}
+
+/// Parameters of a gather kernel (`collect`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct GatherParams {
+    pub store: StorePtr,
+    pub class: u32,
+    pub objects_per_block: u32,
+    pub parity: u32,
+    pub _reserved: u32,
+    /// Room for `capacity` values.
+    pub out: DevPtr<u8>,
+    pub capacity: u64,
+    /// Values written so far (also past `capacity`: then the host retries with more room).
+    pub written: DevPtr<u32>,
+}
+// SAFETY: `repr(C)` plain data.
+unsafe impl Plain for GatherParams {}
+
+/// Which loop a do-all kernel runs over the listed blocks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DoAll {
+    /// [`for_each_listed`]: few registers, for any method.
+    Plain,
+    /// [`for_each_listed_streaming`]: shared list entries and a prefetch of this field, for
+    /// short methods over many objects.
+    Streaming(Prefetch),
+}
+
+/// The field of `this` that a do-all method reads first: the streaming loop prefetches it for
+/// the thread's next object, so that the method's first load finds it in L2. `#[soa_methods]`
+/// finds it in the method's body (the first `this.field()` call); gathers prefetch nothing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Prefetch {
+    /// The field's offset in the class's `repr(C)` value (its SOA array starts `N` times that
+    /// into the data segment) and its size; size 0 for no prefetch.
+    pub(crate) offset: u32,
+    pub(crate) size: u32,
+}
+
+impl Prefetch {
+    pub const NONE: Prefetch = Prefetch { offset: 0, size: 0 };
+
+    /// The field of `offset` and `size` bytes.
+    pub const fn field(offset: usize, size: usize) -> Prefetch {
+        Prefetch { offset: offset as u32, size: size as u32 }
+    }
+
+    /// The first of `fields` that is one (the spans `#[soa_class]` reports for the names a
+    /// method calls on `this`, `None` for a name that is not a field).
+    pub const fn first(fields: &[Option<Prefetch>]) -> Prefetch {
+        let mut i = 0;
+        while i < fields.len() {
+            if let Some(p) = fields[i] {
+                return p;
+            }
+            i += 1;
+        }
+        Prefetch::NONE
+    }
+
+    pub const fn is_some(self) -> bool {
+        self.size != 0
+    }
+}
+

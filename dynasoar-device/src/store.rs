@@ -1,0 +1,176 @@
+//! The object store seam: what [`Device`](crate::Device), the do-all kernels and the host's
+//! launches need of the place a model's objects live.
+//!
+//! DynaSOAr's heap ([`Heap`]) implements [`ObjectStore`] here, in the core; the comparison
+//! suite (`dynasoar-baselines`) implements it for its AOS object store. Which store a model's
+//! device code is compiled against is its allocator's [`AllocatorSpec::Store`]
+//! (`crate::AllocatorSpec`), which `allocator!` takes from the facade's selection per build:
+//! on the GPU one store per PTX (the heap, or the AOS store in the AOS build), so the GPU pays
+//! nothing for the other; on the host, where one build serves every store, [`Either`], which
+//! tells them apart by the header's first word.
+
+use crate::class::{ClassSpec, Concrete};
+use crate::handle::RawHandle;
+use crate::heap::{HEAP_MAGIC, Heap, HeapHeader, listed};
+use crate::launch::DoAll;
+
+/// What the host said of the objects a do-all or gather launch visits.
+#[derive(Clone, Copy, Debug)]
+pub struct Listing {
+    /// The concrete class whose objects this launch visits.
+    pub class: u8,
+    /// Its objects per block (a constant of the kernel where the class has no subclass).
+    pub objects: u32,
+    /// Which enumeration counter holds the number of listed blocks (the SOA heap's).
+    pub parity: u32,
+    /// Which loop the kernel runs (the SOA heap's; other stores have one).
+    pub lp: DoAll,
+}
+
+/// A store of objects, as device code sees it.
+///
+/// # Safety
+/// `make_new` returns handles of fresh objects of `T`, not handed out before and not freed
+/// meanwhile, and the `for_each_*` methods call `f` only with live objects of `class`: the
+/// object API turns these handles into typed objects without further checks.
+pub unsafe trait ObjectStore: Copy + 'static {
+    /// The store whose header is at `header`.
+    ///
+    /// # Safety
+    /// `header` must be an initialised store of this type, alive while the value is used, whose
+    /// shared state is accessed only atomically while kernels run.
+    unsafe fn at(header: u64) -> Self;
+
+    /// Whether the header at `header` is one of this store's (its first word). Used on the
+    /// host only, where one build serves every store ([`Either`]).
+    ///
+    /// # Safety
+    /// `header` must point to a readable store header of some kind.
+    unsafe fn recognizes(header: u64) -> bool;
+
+    /// Raise `error` (bits of [`errors`](crate::errors)) for the host to report after the launch.
+    fn raise(&self, error: u32);
+
+    /// A new object of class `T` holding `value`; `None` when the store is out of room (then
+    /// raised for the host to report).
+    fn make_new<T: Concrete + ClassSpec>(&self, value: &T) -> Option<RawHandle>;
+
+    /// Free the object `raw`, of class `T` or one of its subclasses.
+    fn free<T: ClassSpec>(&self, raw: RawHandle);
+
+    /// Call `f` on every object of concrete class `class`, in this thread (`device_do`).
+    fn for_each_object(&self, class: u8, f: impl FnMut(RawHandle));
+
+    /// Call `f` on this thread's share of the objects of `listing.class` listed before this
+    /// launch (do-all and gather kernels): objects created during the launch are not visited.
+    fn for_each_listed(&self, listing: Listing, f: impl FnMut(RawHandle));
+}
+
+// SAFETY: the allocator hands out each slot once until it is freed; the loops visit allocated
+// slots of blocks of `class` only.
+unsafe impl ObjectStore for Heap<'static> {
+    #[inline(always)]
+    unsafe fn at(header: u64) -> Self {
+        // SAFETY: the caller's contract.
+        unsafe { Heap::from_ptr(header as usize as *const HeapHeader) }
+    }
+
+    #[inline(always)]
+    unsafe fn recognizes(header: u64) -> bool {
+        // SAFETY: the caller's contract; the magic is written before any kernel and never changes.
+        unsafe { (header as usize as *const u64).read() == HEAP_MAGIC }
+    }
+
+    #[inline(always)]
+    fn raise(&self, error: u32) {
+        Heap::raise(self, error);
+    }
+
+    #[inline(always)]
+    fn make_new<T: Concrete + ClassSpec>(&self, value: &T) -> Option<RawHandle> {
+        let raw = self.allocate::<T>()?;
+        // SAFETY: a fresh object of class `T`, owned by this thread.
+        unsafe { T::store(raw, value) };
+        Some(raw)
+    }
+
+    #[inline(always)]
+    fn free<T: ClassSpec>(&self, raw: RawHandle) {
+        Heap::free::<T>(self, raw);
+    }
+
+    #[inline(always)]
+    fn for_each_object(&self, class: u8, f: impl FnMut(RawHandle)) {
+        listed::for_each_allocated(self, class, f);
+    }
+
+    #[inline(always)]
+    fn for_each_listed(&self, l: Listing, f: impl FnMut(RawHandle)) {
+        match l.lp {
+            DoAll::Plain => listed::for_each_listed(self, l.class, l.objects, l.parity, f),
+            DoAll::Streaming(prefetch) => {
+                listed::for_each_listed_streaming(self, l.class, l.objects, l.parity, prefetch, f)
+            }
+        }
+    }
+}
+
+/// One of two stores, told apart at run time by the header ([`ObjectStore::recognizes`]): the
+/// host's store, where one build of a model serves DynaSOAr's heap and the comparison suite's.
+#[derive(Clone, Copy)]
+pub enum Either<A, B> {
+    First(A),
+    Second(B),
+}
+
+macro_rules! either {
+    ($self:expr, $s:ident => $e:expr) => {
+        match $self {
+            Either::First($s) => $e,
+            Either::Second($s) => $e,
+        }
+    };
+}
+
+// SAFETY: each call goes to the one store the header belongs to.
+unsafe impl<A: ObjectStore, B: ObjectStore> ObjectStore for Either<A, B> {
+    #[inline(always)]
+    unsafe fn at(header: u64) -> Self {
+        // SAFETY: the caller's contract, for whichever store the header is.
+        unsafe {
+            if A::recognizes(header) { Either::First(A::at(header)) } else { Either::Second(B::at(header)) }
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn recognizes(header: u64) -> bool {
+        // SAFETY: the caller's contract.
+        unsafe { A::recognizes(header) || B::recognizes(header) }
+    }
+
+    #[inline(always)]
+    fn raise(&self, error: u32) {
+        either!(self, s => s.raise(error))
+    }
+
+    #[inline(always)]
+    fn make_new<T: Concrete + ClassSpec>(&self, value: &T) -> Option<RawHandle> {
+        either!(self, s => s.make_new(value))
+    }
+
+    #[inline(always)]
+    fn free<T: ClassSpec>(&self, raw: RawHandle) {
+        either!(self, s => s.free::<T>(raw))
+    }
+
+    #[inline(always)]
+    fn for_each_object(&self, class: u8, f: impl FnMut(RawHandle)) {
+        either!(self, s => s.for_each_object(class, f))
+    }
+
+    #[inline(always)]
+    fn for_each_listed(&self, listing: Listing, f: impl FnMut(RawHandle)) {
+        either!(self, s => s.for_each_listed(listing, f))
+    }
+}
+

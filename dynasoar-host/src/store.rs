@@ -1,0 +1,236 @@
+//! The host's object store seam: what a [`Runtime`](crate::Runtime) needs of the store its
+//! objects live in. DynaSOAr's heap ([`DeviceHeap`]) implements [`HostStore`] here; the
+//! comparison suite (`dynasoar-baselines`, feature `host`) implements it for its AOS store.
+//! A [`StoreFactory`] makes one for a runtime ([`RuntimeBuilder::store`]); the default is
+//! [`DynasoarStore`].
+//!
+//! [`RuntimeBuilder::store`]: crate::RuntimeBuilder::store
+
+use std::any::Any;
+use std::borrow::Cow;
+
+use dynasoar_device::{ClassInfo, RawHandle, StorePtr, do_all_block_threads};
+
+use crate::backend::{Executor, ModuleCompile};
+use crate::error::{Error, Result};
+use crate::heap::{ClassStats, DeviceHeap, HeapClass, HeapStats};
+
+/// A model crate's PTX: the default build (DynaSOAr's heap) and, optionally, the build for the
+/// comparison suite's AOS stores (`PtxBuilder::aos`), which those stores need.
+#[derive(Clone, Debug)]
+pub struct ModelPtx {
+    soa: Cow<'static, str>,
+    aos: Option<Cow<'static, str>>,
+}
+
+impl ModelPtx {
+    /// The default build only.
+    pub const fn new(soa: &'static str) -> Self {
+        ModelPtx { soa: Cow::Borrowed(soa), aos: None }
+    }
+
+    /// Both builds.
+    pub const fn with_aos(soa: &'static str, aos: &'static str) -> Self {
+        ModelPtx { soa: Cow::Borrowed(soa), aos: Some(Cow::Borrowed(aos)) }
+    }
+
+    /// The default build.
+    pub fn soa(&self) -> &str {
+        &self.soa
+    }
+
+    /// The AOS build, if the app embedded one.
+    pub fn aos(&self) -> Option<&str> {
+        self.aos.as_deref()
+    }
+}
+
+impl From<&'static str> for ModelPtx {
+    fn from(soa: &'static str) -> Self {
+        ModelPtx::new(soa)
+    }
+}
+
+impl From<String> for ModelPtx {
+    fn from(soa: String) -> Self {
+        ModelPtx { soa: Cow::Owned(soa), aos: None }
+    }
+}
+
+/// What a runtime is built with, for a [`StoreFactory`] to make its store.
+#[derive(Clone, Copy, Debug)]
+pub struct StoreSpec<'a> {
+    /// Bytes of device memory the builder was given for the objects.
+    pub heap_bytes: u64,
+    /// The allocator's block size.
+    pub block_bytes: u64,
+    /// The allocator's classes, in type-id order.
+    pub classes: &'a [ClassInfo],
+}
+
+/// Makes the store a runtime keeps its objects in.
+pub trait StoreFactory: Send + Sync {
+    /// The store's name, for messages (`dynasoar`, or a general allocator's).
+    fn name(&self) -> String;
+
+    /// The PTX build whose kernels run on this store.
+    fn ptx<'a>(&self, ptx: &'a ModelPtx) -> Result<&'a str>;
+
+    /// How the module must be compiled, if not as the executor options say.
+    fn module_compile(&self) -> Option<ModuleCompile> {
+        None
+    }
+
+    /// The store, on `exec`.
+    fn create(&self, exec: &Executor, spec: StoreSpec<'_>) -> Result<Box<dyn HostStore>>;
+}
+
+/// An object store as the runtime uses it.
+pub trait HostStore: Send + Sync + Any {
+    /// The store's name, for messages.
+    fn name(&self) -> String;
+
+    /// The header address the object kernels receive.
+    fn ptr(&self) -> StorePtr;
+
+    /// Whether a class is listed for each launch ([`list`](Self::list)), and lists may be kept
+    /// between launches that do not change the class.
+    fn lists_classes(&self) -> bool;
+
+    /// Whether do-alls may run the streaming loop (`DoAll::Streaming`).
+    fn streams(&self) -> bool;
+
+    /// Whether the store's lists must be brought up to date before launches over its objects
+    /// ([`prepare`](Self::prepare)).
+    fn prepares(&self) -> bool;
+
+    /// Bring the store's lists up to date before launches over its objects (queued work,
+    /// timed as the store's listing).
+    fn prepare(&self, exec: &Executor) -> Result<()>;
+
+    /// List `class` for the next launch over it; the launch's parity.
+    fn list(&self, exec: &Executor, class: u8) -> Result<u32>;
+
+    /// At most how many objects of `class` the last listing (of `parity`) holds.
+    fn listed_objects(&self, exec: &Executor, class: &ClassInfo, parity: u32) -> Result<usize>;
+
+    /// Threads per block of a plain do-all or gather over `class`, at most `threads`.
+    fn block_threads(&self, class: &ClassInfo, threads: u32) -> u32;
+
+    /// Report the errors raised by device code since the last check, naming `kernels`.
+    fn take_errors(&self, exec: &Executor, kernels: &[&'static str]) -> Result<()>;
+
+    /// Blocks, objects and fragmentation per class.
+    fn stats(&self, exec: &Executor, classes: &[ClassInfo]) -> Result<HeapStats>;
+
+    /// Handles of every live object of each of `classes` (concrete ones).
+    fn handles(&self, exec: &Executor, classes: &[u8]) -> Result<Vec<RawHandle>>;
+
+    /// Free every object.
+    fn reset(&self, exec: &Executor) -> Result<()>;
+
+    /// The store itself, for store-specific calls (e.g. [`DeviceHeap::snapshot`]).
+    fn as_any(&self) -> &dyn Any;
+}
+
+/// DynaSOAr's heap: the default store.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DynasoarStore;
+
+impl StoreFactory for DynasoarStore {
+    fn name(&self) -> String {
+        "dynasoar".to_string()
+    }
+
+    fn ptx<'a>(&self, ptx: &'a ModelPtx) -> Result<&'a str> {
+        Ok(ptx.soa())
+    }
+
+    fn create(&self, exec: &Executor, spec: StoreSpec<'_>) -> Result<Box<dyn HostStore>> {
+        let classes: Vec<HeapClass> = spec
+            .classes
+            .iter()
+            .map(|c| HeapClass { name: c.name, objects_per_block: c.objects_per_block })
+            .collect();
+        Ok(Box::new(DeviceHeap::new(exec, spec.heap_bytes, spec.block_bytes, &classes)?))
+    }
+}
+
+impl HostStore for DeviceHeap {
+    fn name(&self) -> String {
+        "dynasoar".to_string()
+    }
+
+    fn ptr(&self) -> StorePtr {
+        DeviceHeap::ptr(self).cast()
+    }
+
+    fn lists_classes(&self) -> bool {
+        true
+    }
+
+    fn streams(&self) -> bool {
+        true
+    }
+
+    fn prepares(&self) -> bool {
+        false
+    }
+
+    fn prepare(&self, _exec: &Executor) -> Result<()> {
+        Ok(())
+    }
+
+    fn list(&self, exec: &Executor, class: u8) -> Result<u32> {
+        self.enumerate(exec, class)
+    }
+
+    fn listed_objects(&self, exec: &Executor, class: &ClassInfo, parity: u32) -> Result<usize> {
+        let blocks = self.enumerated_blocks(exec, class.type_id, parity)?;
+        Ok(blocks as usize * class.objects_per_block as usize)
+    }
+
+    fn block_threads(&self, class: &ClassInfo, threads: u32) -> u32 {
+        do_all_block_threads(class.objects_per_block, threads)
+    }
+
+    fn take_errors(&self, exec: &Executor, kernels: &[&'static str]) -> Result<()> {
+        DeviceHeap::take_errors(self, exec, kernels)
+    }
+
+    fn stats(&self, exec: &Executor, _classes: &[ClassInfo]) -> Result<HeapStats> {
+        DeviceHeap::stats(self, exec)
+    }
+
+    fn handles(&self, exec: &Executor, classes: &[u8]) -> Result<Vec<RawHandle>> {
+        let snapshot = self.snapshot(exec)?;
+        Ok(classes.iter().flat_map(|&class| snapshot.live_objects(class)).collect())
+    }
+
+    fn reset(&self, exec: &Executor) -> Result<()> {
+        DeviceHeap::reset(self, exec)
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// Per-class object counts as [`HeapStats`], for stores that know only those (no blocks).
+pub fn object_counts_as_stats(classes: &[ClassInfo], objects: &[u64]) -> HeapStats {
+    let classes = classes
+        .iter()
+        .map(|c| ClassStats {
+            name: c.name,
+            objects_per_block: 1,
+            blocks: 0,
+            objects: objects.get(c.type_id as usize).copied().unwrap_or(0),
+        })
+        .collect();
+    HeapStats { num_blocks: 0, free_blocks: 0, block_bytes: 0, classes, coalescing_misses: 0 }
+}
+
+/// The error for a store whose kernels are in a PTX build the app did not embed.
+pub fn missing_build(store: &str, build: &str, how: &str) -> Error {
+    Error::InvalidArgument(format!("store `{store}` needs the model's {build} PTX: {how}"))
+}
