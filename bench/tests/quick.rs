@@ -146,7 +146,7 @@ fn bad_input_is_an_error_message_not_a_panic() {
 #[test]
 fn registers_skips_or_reports_every_allocator() {
     let out = scratch("regs");
-    // The repository's own ptxas (DESIGN.md section 4), where it was installed.
+    // The repository's own ptxas (scripts/install-ptxas.sh), where it was installed.
     let tools = Path::new(env!("CARGO_MANIFEST_DIR")).join("../.tools/ptxas/nvidia/cu13/bin/ptxas");
     let mut command = Command::new(common::binary());
     command.args(["registers", "--allocators", "atomic,kma", "--out"]).arg(&out);

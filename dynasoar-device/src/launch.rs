@@ -31,6 +31,8 @@ pub struct DoParams<Arg> {
     pub arg: Arg,
 }
 // SAFETY: `repr(C)` plain data when `Arg` is.
+// Kernel parameters: not offered to users as examples of plain types in diagnostics.
+#[diagnostic::do_not_recommend]
 unsafe impl<Arg: Plain> Plain for DoParams<Arg> {}
 
 /// Parameters of a `parallel_new` kernel.
@@ -44,6 +46,8 @@ pub struct NewParams<Arg> {
     pub arg: Arg,
 }
 // SAFETY: `repr(C)` plain data when `Arg` is.
+// Kernel parameters: not offered to users as examples of plain types in diagnostics.
+#[diagnostic::do_not_recommend]
 unsafe impl<Arg: Plain> Plain for NewParams<Arg> {}
 
 /// Parameters of a gather kernel (`collect`).
@@ -62,6 +66,8 @@ pub struct GatherParams {
     pub written: DevPtr<u32>,
 }
 // SAFETY: `repr(C)` plain data.
+// Kernel parameters: not offered to users as examples of plain types in diagnostics.
+#[diagnostic::do_not_recommend]
 unsafe impl Plain for GatherParams {}
 
 /// Which loop a do-all kernel runs over the listed blocks.

@@ -85,6 +85,8 @@ pub use dynasoar_device::{
     Handle, Heap, HeapHeader, IsA, Kernel, MemberOf, NoParent, Obj, ParallelMethod, ParallelNew, Plain,
     RawHandle, Ref, Registered, View, Writable, arch, math, rand,
 };
+/// Types an `#[atomic]` field may have.
+pub use dynasoar_device::AtomicValue;
 pub use dynasoar_macros::{Plain, allocator, kernel, soa_class, soa_methods};
 
 /// The DynaSOAr core's building blocks, for code that works below the object API (custom

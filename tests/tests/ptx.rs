@@ -40,7 +40,8 @@ fn each_build_makes_objects_in_its_own_store_only() {
 
 #[test]
 fn every_atomic_and_fence_is_gpu_scoped() {
-    // DESIGN.md section 4: `.sys` scope (what Rust's own atomics give on nvptx) is never wanted.
+    // `.sys` scope (what Rust's own atomics give on nvptx) is never wanted: system-wide
+    // coherence costs on every access and no allocator state is shared with the CPU.
     // Atomics also name the `.global` state space (ARCHITECTURE.md): our asm puts each in a
     // `{ ... }` block after a `cvta.to.global`, so statements are checked wherever they lie on a
     // line.

@@ -3,7 +3,7 @@
 //! Every operation here is *relaxed* and *device-scoped*. Where an algorithm needs ordering it
 //! says so with an explicit [`fence`](super::fence), exactly as CUDA code uses
 //! `__threadfence()`. This keeps the PTX free of the `.sys`-scoped loads and CAS that Rust's own
-//! atomics produce on nvptx (DESIGN.md section 4), and makes the host and loom builds check the
+//! atomics produce on nvptx (system scope: slow, and never what the allocator needs), and makes the host and loom builds check the
 //! algorithms under the same weak ordering the GPU gives them.
 //!
 //! The types are `repr(transparent)` over an integer cell, so device memory holding plain

@@ -1,7 +1,7 @@
 //! Thread, warp and memory-model primitives, one API for both targets.
 //!
 //! On `nvptx64` these are PTX special registers, warp collectives (`vote`, `shfl`, `activemask`)
-//! and `.gpu`-scoped atomics written with `asm!` (DESIGN.md section 4: Rust's own atomics get
+//! and `.gpu`-scoped atomics written with `asm!` (Rust's own atomics get
 //! `.sys` scope for loads and CAS on nvptx, which we never want on hot paths).
 //!
 //! On the host the same functions describe one emulated GPU thread: the CPU backend sets the

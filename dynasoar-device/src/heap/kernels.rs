@@ -18,6 +18,8 @@ pub struct InitParams {
     pub heap: DevPtr<HeapHeader>,
 }
 // SAFETY: `repr(C)` plain data.
+// Kernel parameters: not offered to users as examples of plain types in diagnostics.
+#[diagnostic::do_not_recommend]
 unsafe impl Plain for InitParams {}
 
 /// Write every bitmap container (the free bitmap full, the others empty), clear the run
@@ -87,6 +89,8 @@ pub struct EnumerateParams {
     pub parity: u32,
 }
 // SAFETY: `repr(C)` plain data.
+// Kernel parameters: not offered to users as examples of plain types in diagnostics.
+#[diagnostic::do_not_recommend]
 unsafe impl Plain for EnumerateParams {}
 
 /// List the allocated blocks of `class` into its enumeration area, each with a snapshot of its
@@ -171,6 +175,8 @@ pub struct StatsParams {
     pub out: DevPtr<u64>,
 }
 // SAFETY: `repr(C)` plain data.
+// Kernel parameters: not offered to users as examples of plain types in diagnostics.
+#[diagnostic::do_not_recommend]
 unsafe impl Plain for StatsParams {}
 
 /// Count the allocated blocks and live objects of every class.
