@@ -12,10 +12,21 @@ const BUILDS: [(&str, &str); 2] = [("models", MODELS_PTX), ("models-aos", MODELS
 #[test]
 fn ptx_has_the_expected_entry_points() {
     for (name, ptx) in BUILDS {
-        for entry in ["histogram", "trap_at", "dynasoar_aos_mark", "dynasoar_malloc_storm"] {
+        for entry in ["histogram", "trap_at", "dynasoar_heap_init", "dynasoar_heap_enumerate"] {
             assert!(ptx.contains(&format!(".entry {entry}(")), "{name}: missing entry {entry}");
         }
     }
+    // The comparison suite's kernels are in the AOS build only: a model built the default way
+    // gets none of them.
+    for entry in ["dynasoar_aos_mark", "dynasoar_malloc_storm", "dynasoar_malloc_init"] {
+        assert!(MODELS_AOS_PTX.contains(&format!(".entry {entry}(")), "models-aos: missing entry {entry}");
+    }
+    let suite: Vec<&str> = MODELS_PTX
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix(".visible .entry "))
+        .filter(|e| e.starts_with("dynasoar_aos") || e.starts_with("dynasoar_malloc") || e.starts_with("dynasoar_probe"))
+        .collect();
+    assert!(suite.is_empty(), "models: the comparison suite's kernels leaked into the default build: {suite:?}");
 }
 
 #[test]

@@ -25,6 +25,8 @@ pub struct AosParams {
     pub store: DevPtr<AosHeader>,
 }
 // SAFETY: `repr(C)` plain data.
+// Kernel parameters and store internals: not offered to users as examples of plain types.
+#[diagnostic::do_not_recommend]
 unsafe impl Plain for AosParams {}
 
 fn store(p: AosParams) -> AosStore {

@@ -84,8 +84,12 @@ pub struct AosHeader {
 }
 
 // SAFETY: `repr(C)` integers.
+// Kernel parameters and store internals: not offered to users as examples of plain types.
+#[diagnostic::do_not_recommend]
 unsafe impl Plain for AosClass {}
 // SAFETY: `repr(C)` integers.
+// Kernel parameters and store internals: not offered to users as examples of plain types.
+#[diagnostic::do_not_recommend]
 unsafe impl Plain for AosHeader {}
 
 /// A store as device code sees it.

@@ -83,6 +83,8 @@ pub struct MallocBenchParams {
     pub seed: u64,
 }
 // SAFETY: `repr(C)` plain data.
+// Kernel parameters and store internals: not offered to users as examples of plain types.
+#[diagnostic::do_not_recommend]
 unsafe impl Plain for MallocBenchParams {}
 
 /// The size thread `thread` requests: the same in every step of a run (so `WRITE` and the
@@ -253,6 +255,8 @@ pub struct RegisterProbeParams {
     pub size: u32,
 }
 // SAFETY: `repr(C)` plain data.
+// Kernel parameters and store internals: not offered to users as examples of plain types.
+#[diagnostic::do_not_recommend]
 unsafe impl Plain for RegisterProbeParams {}
 
 /// One probe pair per allocator kind. The kind is a constant in each, so LLVM folds the

@@ -19,6 +19,8 @@ pub struct MallocInitParams {
     pub _pad: u32,
 }
 // SAFETY: `repr(C)` plain data.
+// Kernel parameters and store internals: not offered to users as examples of plain types.
+#[diagnostic::do_not_recommend]
 unsafe impl Plain for MallocInitParams {}
 
 /// Phase `p.phase` of initialising the allocator in `p.region` (the host launches the kind's
@@ -63,6 +65,8 @@ pub struct MallocStormParams {
     pub _pad: u32,
 }
 // SAFETY: `repr(C)` plain data.
+// Kernel parameters and store internals: not offered to users as examples of plain types.
+#[diagnostic::do_not_recommend]
 unsafe impl Plain for MallocStormParams {}
 
 /// The pattern word `w` of allocation `j` of thread `t` holds.

@@ -44,6 +44,8 @@ pub struct RegionHeaderWords {
     pub failed_mallocs: u32,
 }
 // SAFETY: `repr(C)` integers.
+// Kernel parameters and store internals: not offered to users as examples of plain types.
+#[diagnostic::do_not_recommend]
 unsafe impl Plain for RegionHeaderWords {}
 
 const _: () = assert!(

@@ -96,6 +96,8 @@ pub struct GraphParams {
     pub step: u32,
 }
 // SAFETY: `repr(C)` plain data.
+// Kernel parameters and store internals: not offered to users as examples of plain types.
+#[diagnostic::do_not_recommend]
 unsafe impl Plain for GraphParams {}
 
 /// Add `value` to counter `index` of a statistics buffer.
@@ -291,6 +293,8 @@ pub struct KdNode {
     pub fill: u32,
 }
 // SAFETY: `repr(C)` plain data.
+// Kernel parameters and store internals: not offered to users as examples of plain types.
+#[diagnostic::do_not_recommend]
 unsafe impl Plain for KdNode {}
 
 /// A finished leaf of the kd-tree.
@@ -304,6 +308,8 @@ pub struct KdLeaf {
     pub depth: u32,
 }
 // SAFETY: `repr(C)` plain data.
+// Kernel parameters and store internals: not offered to users as examples of plain types.
+#[diagnostic::do_not_recommend]
 unsafe impl Plain for KdLeaf {}
 
 /// [`KdNode::axis`] of a node that will not be split.
@@ -392,6 +398,8 @@ pub struct KdParams {
     pub _pad: u32,
 }
 // SAFETY: `repr(C)` plain data.
+// Kernel parameters and store internals: not offered to users as examples of plain types.
+#[diagnostic::do_not_recommend]
 unsafe impl Plain for KdParams {}
 
 /// Bytes requested for an array of `count` references: padded to 16 bytes, as `000_...` pads
