@@ -30,8 +30,10 @@ pub struct RuntimeBuilder<A> {
     exec: ExecutorOptions,
     deferred_checks: bool,
     profile: bool,
-    profile_methods: bool,
-    reuse_listings: bool,
+    /// `None`: as `DYNASOAR_PROFILE` says.
+    profile_methods: Option<bool>,
+    /// `None`: as `DYNASOAR_REUSE_LISTINGS` says.
+    reuse_listings: Option<bool>,
     do_all_loop: DoAllLoop,
     _alloc: PhantomData<fn() -> A>,
 }
@@ -94,7 +96,7 @@ impl<A: AllocatorSpec> RuntimeBuilder<A> {
     /// `DYNASOAR_PROFILE` is set. Every launch then records events, which a run of many small
     /// kernels pays for in its total time.
     pub fn profile_methods(mut self, methods: bool) -> Self {
-        self.profile_methods = methods;
+        self.profile_methods = Some(methods);
         self
     }
 
@@ -103,7 +105,7 @@ impl<A: AllocatorSpec> RuntimeBuilder<A> {
     /// A method that never names its `dev` parameter changes no class; one that does can
     /// declare which classes it creates and frees: `#[parallel(creates(Car), frees(Car))]`.
     pub fn reuse_listings(mut self, reuse: bool) -> Self {
-        self.reuse_listings = reuse;
+        self.reuse_listings = Some(reuse);
         self
     }
 
@@ -121,28 +123,21 @@ impl<A: AllocatorSpec> RuntimeBuilder<A> {
             options.module_compile = compile;
         }
         let exec = Executor::new(self.store.ptx(&self.ptx)?, options)?;
-        let spec = StoreSpec { heap_bytes: self.heap_bytes, block_bytes: A::BLOCK_BYTES, classes: A::CLASSES };
+        let settings = exec.settings();
+        let profile_methods = self.profile_methods.unwrap_or(settings.profile);
+        let reuse_listings = self.reuse_listings.unwrap_or(settings.reuse_listings);
+        let do_all_loop = settings.do_all.unwrap_or(self.do_all_loop);
+        let spec =
+            StoreSpec { heap_bytes: self.heap_bytes, block_bytes: A::BLOCK_BYTES, classes: A::CLASSES };
         let store = self.store.create(&exec, spec)?;
-        let listings = (store.lists_classes() && self.reuse_listings).then(|| Mutex::new(Listings::new(&exec)));
-        let do_all_loop = match std::env::var("DYNASOAR_DO_ALL").as_deref() {
-            Ok("auto") => DoAllLoop::Auto,
-            Ok("plain") => DoAllLoop::Plain,
-            Ok("streaming") => DoAllLoop::Streaming,
-            Ok("adaptive") => DoAllLoop::Adaptive,
-            Ok(other) => {
-                return Err(Error::InvalidArgument(format!(
-                    "DYNASOAR_DO_ALL={other}: expected auto, plain, streaming or adaptive"
-                )));
-            }
-            Err(_) => self.do_all_loop,
-        };
+        let listings = (store.lists_classes() && reuse_listings).then(|| Mutex::new(Listings::new(&exec)));
         Ok(Runtime {
             loops: LoopTuner::new(do_all_loop, &exec),
             exec,
             store,
             deferred: self.deferred_checks,
-            profile: (self.profile || self.profile_methods)
-                .then(|| Mutex::new(Profile { methods: self.profile_methods, ..Profile::default() })),
+            profile: (self.profile || profile_methods)
+                .then(|| Mutex::new(Profile { methods: profile_methods, ..Profile::default() })),
             pending: Mutex::new(Vec::new()),
             listings,
             _alloc: PhantomData,
@@ -283,8 +278,8 @@ impl<A: AllocatorSpec> Runtime<A> {
             exec: ExecutorOptions::default(),
             deferred_checks: false,
             profile: false,
-            profile_methods: std::env::var_os("DYNASOAR_PROFILE").is_some(),
-            reuse_listings: std::env::var("DYNASOAR_REUSE_LISTINGS").map_or(true, |v| v != "0"),
+            profile_methods: None,
+            reuse_listings: None,
             do_all_loop: DoAllLoop::Auto,
             _alloc: PhantomData,
         }
@@ -395,8 +390,8 @@ impl<A: AllocatorSpec> Runtime<A> {
                 Some(parity) => parity,
                 None if !self.store.lists_classes() => 0,
                 None => {
-                    let parity =
-                        self.timed(Phase::Enumerate(class.name), chained, || self.store.list(&self.exec, id))?;
+                    let parity = self
+                        .timed(Phase::Enumerate(class.name), chained, || self.store.list(&self.exec, id))?;
                     chained = true;
                     if let Some(l) = &mut listings {
                         l.listed(id, parity);
@@ -662,7 +657,7 @@ impl<A> Runtime<A> {
 /// is dropped: where a simulation spends its time, without a profiler.
 impl<A> Drop for Runtime<A> {
     fn drop(&mut self) {
-        if self.profile.is_none() || std::env::var_os("DYNASOAR_PROFILE").is_none() {
+        if self.profile.is_none() || !self.exec.settings().profile {
             return;
         }
         match self.profile_table() {

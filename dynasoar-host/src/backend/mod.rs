@@ -13,6 +13,7 @@ use std::time::Duration;
 use dynasoar_device::{DevPtr, Kernel, Plain};
 
 use crate::error::{Error, KernelNames, Result};
+use crate::settings::Settings;
 
 /// Which backend to run on.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -41,12 +42,10 @@ impl FromStr for Backend {
 }
 
 impl Backend {
-    /// The backend named by the `DYNASOAR_BACKEND` environment variable, if set.
+    /// The backend named by the `DYNASOAR_BACKEND` environment variable, if set (an error if
+    /// it, or another `DYNASOAR_*` variable, has a value that [`Settings`] does not accept).
     pub fn from_env() -> Result<Option<Backend>> {
-        match std::env::var("DYNASOAR_BACKEND") {
-            Ok(v) if !v.is_empty() => v.parse().map(Some),
-            _ => Ok(None),
-        }
+        Ok(Settings::from_env()?.backend)
     }
 }
 
@@ -126,7 +125,8 @@ impl Default for ExecutorOptions {
             backend: Backend::Auto,
             device: 0,
             cpu_threads: None,
-            sync_each_launch: std::env::var("DYNASOAR_SYNC_EACH_LAUNCH").is_ok_and(|v| v == "1"),
+            // A bad value is reported by `Executor::new`, which reads the settings too.
+            sync_each_launch: Settings::from_env().is_ok_and(|s| s.sync_each_launch),
             quiet: false,
             module_compile: ModuleCompile::default(),
         }
@@ -146,6 +146,8 @@ enum Imp {
 pub struct Executor {
     imp: Imp,
     sync_each_launch: bool,
+    /// The `DYNASOAR_*` settings, read when the executor was made.
+    settings: Settings,
     /// Kernels launched since the last synchronisation, to name them in errors.
     pending: Mutex<Vec<&'static str>>,
     /// Set once a kernel failed: (kernels, message).
@@ -161,14 +163,15 @@ const PENDING_NAMES: usize = 16;
 impl Executor {
     /// An executor for `ptx` on `options.backend`.
     pub fn new(ptx: &str, options: ExecutorOptions) -> Result<Self> {
-        let cpu_threads = options
-            .cpu_threads
-            .or_else(|| std::env::var("DYNASOAR_CPU_THREADS").ok().and_then(|v| v.parse().ok()));
+        let settings = Settings::from_env()?;
+        let cpu_threads = options.cpu_threads.or(settings.cpu_threads);
+        let compile = settings.jit.unwrap_or(options.module_compile);
+        let cubin_dir = settings.cubin_dir.as_deref();
         let mut fallback_reason = None;
         let imp = match options.backend {
-            Backend::Cuda => Imp::Cuda(cuda::CudaExec::new(ptx, options.device, options.module_compile)?),
+            Backend::Cuda => Imp::Cuda(cuda::CudaExec::new(ptx, options.device, compile, cubin_dir)?),
             Backend::Cpu => Imp::Cpu(cpu::CpuExec::new(cpu_threads)?),
-            Backend::Auto => match cuda::CudaExec::new(ptx, options.device, options.module_compile) {
+            Backend::Auto => match cuda::CudaExec::new(ptx, options.device, compile, cubin_dir) {
                 Ok(exec) => Imp::Cuda(exec),
                 Err(Error::NoCudaDriver) => {
                     fallback_reason = Some("no CUDA driver: libcuda.so could not be loaded".to_string());
@@ -184,6 +187,7 @@ impl Executor {
         let exec = Executor {
             imp,
             sync_each_launch: options.sync_each_launch,
+            settings,
             pending: Mutex::new(Vec::new()),
             failed: Mutex::new(None),
             writes: AtomicU64::new(0),
@@ -348,6 +352,11 @@ impl Executor {
         };
         let kernels = std::mem::take(&mut *self.pending.lock().unwrap());
         result.map_err(|message| self.fail(KernelNames(kernels), message))
+    }
+
+    /// The `DYNASOAR_*` settings, read from the environment when the executor was made.
+    pub(crate) fn settings(&self) -> &Settings {
+        &self.settings
     }
 
     /// A zero-filled buffer of `len` elements.
