@@ -138,7 +138,6 @@ impl<A: AllocatorSpec> RuntimeBuilder<A> {
             deferred: self.deferred_checks,
             profile: (self.profile || profile_methods)
                 .then(|| Mutex::new(Profile { methods: profile_methods, ..Profile::default() })),
-            pending: Mutex::new(Vec::new()),
             listings,
             _alloc: PhantomData,
         })
@@ -217,8 +216,6 @@ pub struct Runtime<A> {
     store: Box<dyn HostStore>,
     deferred: bool,
     profile: Option<Mutex<Profile>>,
-    /// Kernels launched since the last check (deferred mode), to name them in errors.
-    pending: Mutex<Vec<&'static str>>,
     /// Which enumeration lists a `parallel_do` may use again; `None` when every `parallel_do`
     /// lists anew.
     listings: Option<Mutex<Listings>>,
@@ -336,13 +333,7 @@ impl<A: AllocatorSpec> Runtime<A> {
 
     /// After queuing `kernels`: check now, or remember them for the next check.
     fn launched(&self, kernels: &[&'static str]) -> Result<()> {
-        let mut pending = self.pending.lock().unwrap();
-        for k in kernels {
-            if !pending.contains(k) {
-                pending.push(k);
-            }
-        }
-        drop(pending);
+        self.exec.note_for_check(kernels);
         if self.deferred { Ok(()) } else { self.sync() }
     }
 
@@ -351,7 +342,7 @@ impl<A: AllocatorSpec> Runtime<A> {
     /// the last check.
     pub fn sync(&self) -> Result<()> {
         self.exec.synchronize()?;
-        let kernels = std::mem::take(&mut *self.pending.lock().unwrap());
+        let kernels = self.exec.take_for_check();
         self.store.take_errors(&self.exec, &kernels)
     }
 

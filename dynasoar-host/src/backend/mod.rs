@@ -3,6 +3,7 @@
 mod cpu;
 mod cuda;
 mod cuda_link;
+mod pending;
 
 use std::marker::PhantomData;
 use std::str::FromStr;
@@ -14,6 +15,7 @@ use dynasoar_device::{DevPtr, Kernel, Plain};
 
 use crate::error::{Error, KernelNames, Result};
 use crate::settings::Settings;
+use pending::PendingKernels;
 
 /// Which backend to run on.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -148,17 +150,15 @@ pub struct Executor {
     sync_each_launch: bool,
     /// The `DYNASOAR_*` settings, read when the executor was made.
     settings: Settings,
-    /// Kernels launched since the last synchronisation, to name them in errors.
-    pending: Mutex<Vec<&'static str>>,
+    /// The kernels launched since the last check, to name them in errors (the runtime's
+    /// checks too).
+    pending: Mutex<PendingKernels>,
     /// Set once a kernel failed: (kernels, message).
     failed: Mutex<Option<(KernelNames, String)>>,
     /// Operations queued so far that may change device memory (see
     /// [`device_writes`](Executor::device_writes)).
     writes: AtomicU64,
 }
-
-/// At most this many kernel names are remembered between synchronisations.
-const PENDING_NAMES: usize = 16;
 
 impl Executor {
     /// An executor for `ptx` on `options.backend`.
@@ -188,7 +188,7 @@ impl Executor {
             imp,
             sync_each_launch: options.sync_each_launch,
             settings,
-            pending: Mutex::new(Vec::new()),
+            pending: Mutex::new(PendingKernels::default()),
             failed: Mutex::new(None),
             writes: AtomicU64::new(0),
         };
@@ -326,13 +326,7 @@ impl Executor {
             )));
         }
         self.count_write();
-        {
-            let mut pending = self.pending.lock().unwrap();
-            if pending.len() == PENDING_NAMES {
-                pending.remove(0);
-            }
-            pending.push(kernel.name());
-        }
+        self.pending.lock().unwrap().launched(kernel.name());
         let launched = match &self.imp {
             Imp::Cuda(c) => c.launch(kernel, grid, params),
             Imp::Cpu(c) => c.launch(kernel, grid, params),
@@ -350,8 +344,19 @@ impl Executor {
             Imp::Cuda(c) => c.synchronize(),
             Imp::Cpu(_) => Ok(()),
         };
-        let kernels = std::mem::take(&mut *self.pending.lock().unwrap());
+        let kernels = self.pending.lock().unwrap().take_since_sync();
         result.map_err(|message| self.fail(KernelNames(kernels), message))
+    }
+
+    /// The runtime launched `kernels` (for `parallel_do` or `parallel_new`): the next
+    /// [`take_for_check`](Self::take_for_check) names them (see [`PendingKernels`]).
+    pub(crate) fn note_for_check(&self, kernels: &[&'static str]) {
+        self.pending.lock().unwrap().note_for_check(kernels);
+    }
+
+    /// The kernels the runtime launched since its last error check, for this one to name.
+    pub(crate) fn take_for_check(&self) -> Vec<&'static str> {
+        self.pending.lock().unwrap().take_for_check()
     }
 
     /// The `DYNASOAR_*` settings, read from the environment when the executor was made.
