@@ -145,8 +145,7 @@ impl LoopTuner {
             (DoAllLoop::Adaptive | DoAllLoop::Auto, BackendKind::Cpu) => DoAllLoop::Plain,
             (mode, _) => mode,
         };
-        let report = std::env::var("DYNASOAR_DO_ALL_REPORT").is_ok_and(|v| v == "1");
-        LoopTuner { mode, trials: Mutex::new(HashMap::new()), report }
+        LoopTuner { mode, trials: Mutex::new(HashMap::new()), report: exec.settings().do_all_report }
     }
 
     /// The choice in force (adaptive and auto on the CPU backend are plain).

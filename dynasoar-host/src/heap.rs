@@ -5,8 +5,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use dynasoar_device::DevPtr;
 use dynasoar_device::RawHandle;
-use dynasoar_device::block::{BLOCK_ALIGN, DATA_OFFSET, preset_mask};
 use dynasoar_device::allocator::kernels::HEAP_RELEASE_RUNS;
+use dynasoar_device::block::{BLOCK_ALIGN, DATA_OFFSET, preset_mask};
 use dynasoar_device::heap::kernels::{
     EnumerateParams, HEAP_ENUMERATE, HEAP_INIT, HEAP_STATS, InitParams, StatsParams,
 };
@@ -36,18 +36,6 @@ pub struct DeviceHeap {
     parity: Vec<AtomicU32>,
 }
 
-/// `DYNASOAR_BLOCK_RUNS=on|off` (default on): whether warps that allocate at least half a
-/// block of a class that opts in (`ClassSpec::OWNS_BLOCKS`) take their slots from runs of
-/// blocks reserved for them (see `dynasoar_device::allocator`), or search and open blocks as
-/// the paper's allocator does.
-fn block_runs_from_env() -> Result<bool> {
-    match std::env::var("DYNASOAR_BLOCK_RUNS").as_deref() {
-        Ok("on") | Err(_) => Ok(true),
-        Ok("off") => Ok(false),
-        Ok(other) => Err(Error::InvalidArgument(format!("DYNASOAR_BLOCK_RUNS={other}: expected on or off"))),
-    }
-}
-
 impl DeviceHeap {
     /// Allocate and initialise a heap of at most `heap_bytes` bytes with blocks of
     /// `block_bytes` for `classes` (in type-id order).
@@ -58,7 +46,11 @@ impl DeviceHeap {
         let buffer = exec.alloc_zeroed::<u8>(heap_bytes as usize)?;
         let mut plan =
             HeapPlan::new(buffer.ptr().addr(), heap_bytes, block_bytes, &objects).map_err(plan_error)?;
-        plan.config.block_runs = block_runs_from_env()? as u32;
+        // `DYNASOAR_BLOCK_RUNS=on|off` (default on): whether warps that allocate at least half a
+        // block of a class that opts in (`ClassSpec::OWNS_BLOCKS`) take their slots from runs of
+        // blocks reserved for them (see `dynasoar_device::allocator`), or search and open blocks
+        // as the paper's allocator does.
+        plan.config.block_runs = exec.settings().block_runs as u32;
         let heap = DeviceHeap {
             buffer,
             config: plan.config,

@@ -12,6 +12,7 @@ mod do_all;
 mod error;
 pub mod heap;
 mod runtime;
+mod settings;
 mod store;
 
 pub use backend::{Backend, BackendKind, Buffer, Executor, ExecutorOptions, Grid, Marker, ModuleCompile};
@@ -19,4 +20,7 @@ pub use do_all::{DoAllLoop, LoopChoice, TIMED_LAUNCHES};
 pub use error::{Error, KernelNames, Result};
 pub use heap::{DeviceHeap, HeapClass, HeapSnapshot, HeapStats};
 pub use runtime::{DEFAULT_HEAP_BYTES, KernelTime, Runtime, RuntimeBuilder, Timings};
-pub use store::{DynasoarStore, HostStore, ModelPtx, StoreFactory, StoreSpec, missing_build, object_counts_as_stats};
+pub use settings::Settings;
+pub use store::{
+    DynasoarStore, HostStore, ModelPtx, StoreFactory, StoreSpec, missing_build, object_counts_as_stats,
+};

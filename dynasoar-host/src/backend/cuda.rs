@@ -1,6 +1,7 @@
 //! The CUDA backend: cudarc's driver API, libcuda loaded at run time.
 
 use std::collections::HashMap;
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -50,7 +51,9 @@ impl DeviceMem {
 }
 
 impl CudaExec {
-    pub fn new(ptx: &str, ordinal: usize, compile: ModuleCompile) -> Result<Self> {
+    /// A context on device `ordinal` with the module of `ptx`, compiled as `compile` says or
+    /// loaded from a cubin in `cubin_dir` (see [`load_models`]).
+    pub fn new(ptx: &str, ordinal: usize, compile: ModuleCompile, cubin_dir: Option<&Path>) -> Result<Self> {
         // cudarc panics on its first driver call when libcuda is missing: ask first.
         // SAFETY: only tries to open the library.
         if !unsafe { cudarc::driver::sys::is_culib_present() } {
@@ -75,7 +78,7 @@ impl CudaExec {
         let stream = ctx.default_stream();
         let (major, minor) =
             ctx.compute_capability().map_err(|e| Error::driver("reading the compute capability", e))?;
-        let module = load_models(&ctx, ptx, major, minor, compile)?;
+        let module = load_models(&ctx, ptx, major, minor, compile, cubin_dir)?;
 
         let attr = |a: Attr| ctx.attribute(a).map_err(|e| Error::driver("reading device attributes", e));
         let sms = attr(Attr::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as usize;
@@ -272,23 +275,19 @@ impl CudaExec {
 /// The module of the models' PTX, compiled as `compile` says (see [`cuda_link`] for why the
 /// AOS build is compiled as relocatable code).
 ///
-/// A cubin built ahead of time ([`prebuilt_cubin`]) skips the compile: an executable one is
-/// loaded, a relocatable one (`ptxas -c`) linked. One the driver refuses (e.g. from a newer
-/// toolkit) is no loss: the PTX is compiled instead.
+/// A cubin built ahead of time in `cubin_dir` ([`prebuilt_cubin`]) skips the compile: an
+/// executable one is loaded, a relocatable one (`ptxas -c`) linked. One the driver refuses (e.g.
+/// from a newer toolkit) is no loss: the PTX is compiled instead.
 fn load_models(
     ctx: &Arc<CudaContext>,
     ptx: &str,
     major: i32,
     minor: i32,
     compile: ModuleCompile,
+    cubin_dir: Option<&Path>,
 ) -> Result<Arc<CudaModule>> {
     let load =
         |image: Vec<u8>| ctx.load_module(cudarc::nvrtc::Ptx::from_binary(image)).map_err(|e| e.to_string());
-    let compile = match std::env::var("DYNASOAR_JIT").as_deref() {
-        Ok("whole") => ModuleCompile::WholeProgram,
-        Ok("relocatable") => ModuleCompile::Relocatable,
-        _ => compile,
-    };
     ctx.bind_to_thread().map_err(|e| Error::driver("making the context current", e))?;
     let from_ptx = || match compile {
         ModuleCompile::WholeProgram => {
@@ -296,7 +295,7 @@ fn load_models(
         }
         ModuleCompile::Relocatable => cuda_link::link(LinkInput::Ptx(ptx)).and_then(load),
     };
-    let module = match prebuilt_cubin(ptx, major, minor) {
+    let module = match cubin_dir.and_then(|dir| prebuilt_cubin(dir, ptx, major, minor)) {
         Some(cubin) if cuda_link::is_relocatable(&cubin) => {
             cuda_link::link(LinkInput::RelocatableCubin(&cubin)).and_then(load).or_else(|_| from_ptx())
         }
@@ -307,12 +306,12 @@ fn load_models(
 }
 
 /// A cubin of `ptx` for this device (executable, or relocatable from `ptxas -c`), built ahead
-/// of time into `DYNASOAR_CUBIN_DIR` as `<ptx_digest(ptx) in hex>.sm_<major><minor>.cubin`
-/// (`scripts/gpu-bundle.sh` does this with ptxas).
-fn prebuilt_cubin(ptx: &str, major: i32, minor: i32) -> Option<Vec<u8>> {
-    let dir = std::env::var_os("DYNASOAR_CUBIN_DIR")?;
+/// of time into `dir` (`DYNASOAR_CUBIN_DIR`) as
+/// `<ptx_digest(ptx) in hex>.sm_<major><minor>.cubin` (`scripts/gpu-bundle.sh` does this with
+/// ptxas).
+fn prebuilt_cubin(dir: &Path, ptx: &str, major: i32, minor: i32) -> Option<Vec<u8>> {
     let name = format!("{:016x}.sm_{major}{minor}.cubin", ptx_digest(ptx));
-    std::fs::read(std::path::Path::new(&dir).join(name)).ok()
+    std::fs::read(dir.join(name)).ok()
 }
 
 /// 64-bit FNV-1a of the PTX text: names its prebuilt cubins (the bundle script computes the

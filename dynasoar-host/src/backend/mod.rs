@@ -3,6 +3,7 @@
 mod cpu;
 mod cuda;
 mod cuda_link;
+mod pending;
 
 use std::marker::PhantomData;
 use std::str::FromStr;
@@ -13,6 +14,8 @@ use std::time::Duration;
 use dynasoar_device::{DevPtr, Kernel, Plain};
 
 use crate::error::{Error, KernelNames, Result};
+use crate::settings::Settings;
+use pending::PendingKernels;
 
 /// Which backend to run on.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -41,12 +44,10 @@ impl FromStr for Backend {
 }
 
 impl Backend {
-    /// The backend named by the `DYNASOAR_BACKEND` environment variable, if set.
+    /// The backend named by the `DYNASOAR_BACKEND` environment variable, if set (an error if
+    /// it, or another `DYNASOAR_*` variable, has a value that [`Settings`] does not accept).
     pub fn from_env() -> Result<Option<Backend>> {
-        match std::env::var("DYNASOAR_BACKEND") {
-            Ok(v) if !v.is_empty() => v.parse().map(Some),
-            _ => Ok(None),
-        }
+        Ok(Settings::from_env()?.backend)
     }
 }
 
@@ -126,7 +127,8 @@ impl Default for ExecutorOptions {
             backend: Backend::Auto,
             device: 0,
             cpu_threads: None,
-            sync_each_launch: std::env::var("DYNASOAR_SYNC_EACH_LAUNCH").is_ok_and(|v| v == "1"),
+            // A bad value is reported by `Executor::new`, which reads the settings too.
+            sync_each_launch: Settings::from_env().is_ok_and(|s| s.sync_each_launch),
             quiet: false,
             module_compile: ModuleCompile::default(),
         }
@@ -146,8 +148,11 @@ enum Imp {
 pub struct Executor {
     imp: Imp,
     sync_each_launch: bool,
-    /// Kernels launched since the last synchronisation, to name them in errors.
-    pending: Mutex<Vec<&'static str>>,
+    /// The `DYNASOAR_*` settings, read when the executor was made.
+    settings: Settings,
+    /// The kernels launched since the last check, to name them in errors (the runtime's
+    /// checks too).
+    pending: Mutex<PendingKernels>,
     /// Set once a kernel failed: (kernels, message).
     failed: Mutex<Option<(KernelNames, String)>>,
     /// Operations queued so far that may change device memory (see
@@ -155,20 +160,18 @@ pub struct Executor {
     writes: AtomicU64,
 }
 
-/// At most this many kernel names are remembered between synchronisations.
-const PENDING_NAMES: usize = 16;
-
 impl Executor {
     /// An executor for `ptx` on `options.backend`.
     pub fn new(ptx: &str, options: ExecutorOptions) -> Result<Self> {
-        let cpu_threads = options
-            .cpu_threads
-            .or_else(|| std::env::var("DYNASOAR_CPU_THREADS").ok().and_then(|v| v.parse().ok()));
+        let settings = Settings::from_env()?;
+        let cpu_threads = options.cpu_threads.or(settings.cpu_threads);
+        let compile = settings.jit.unwrap_or(options.module_compile);
+        let cubin_dir = settings.cubin_dir.as_deref();
         let mut fallback_reason = None;
         let imp = match options.backend {
-            Backend::Cuda => Imp::Cuda(cuda::CudaExec::new(ptx, options.device, options.module_compile)?),
+            Backend::Cuda => Imp::Cuda(cuda::CudaExec::new(ptx, options.device, compile, cubin_dir)?),
             Backend::Cpu => Imp::Cpu(cpu::CpuExec::new(cpu_threads)?),
-            Backend::Auto => match cuda::CudaExec::new(ptx, options.device, options.module_compile) {
+            Backend::Auto => match cuda::CudaExec::new(ptx, options.device, compile, cubin_dir) {
                 Ok(exec) => Imp::Cuda(exec),
                 Err(Error::NoCudaDriver) => {
                     fallback_reason = Some("no CUDA driver: libcuda.so could not be loaded".to_string());
@@ -184,7 +187,8 @@ impl Executor {
         let exec = Executor {
             imp,
             sync_each_launch: options.sync_each_launch,
-            pending: Mutex::new(Vec::new()),
+            settings,
+            pending: Mutex::new(PendingKernels::default()),
             failed: Mutex::new(None),
             writes: AtomicU64::new(0),
         };
@@ -322,13 +326,7 @@ impl Executor {
             )));
         }
         self.count_write();
-        {
-            let mut pending = self.pending.lock().unwrap();
-            if pending.len() == PENDING_NAMES {
-                pending.remove(0);
-            }
-            pending.push(kernel.name());
-        }
+        self.pending.lock().unwrap().launched(kernel.name());
         let launched = match &self.imp {
             Imp::Cuda(c) => c.launch(kernel, grid, params),
             Imp::Cpu(c) => c.launch(kernel, grid, params),
@@ -346,8 +344,24 @@ impl Executor {
             Imp::Cuda(c) => c.synchronize(),
             Imp::Cpu(_) => Ok(()),
         };
-        let kernels = std::mem::take(&mut *self.pending.lock().unwrap());
+        let kernels = self.pending.lock().unwrap().take_since_sync();
         result.map_err(|message| self.fail(KernelNames(kernels), message))
+    }
+
+    /// The runtime launched `kernels` (for `parallel_do` or `parallel_new`): the next
+    /// [`take_for_check`](Self::take_for_check) names them (see [`PendingKernels`]).
+    pub(crate) fn note_for_check(&self, kernels: &[&'static str]) {
+        self.pending.lock().unwrap().note_for_check(kernels);
+    }
+
+    /// The kernels the runtime launched since its last error check, for this one to name.
+    pub(crate) fn take_for_check(&self) -> Vec<&'static str> {
+        self.pending.lock().unwrap().take_for_check()
+    }
+
+    /// The `DYNASOAR_*` settings, read from the environment when the executor was made.
+    pub(crate) fn settings(&self) -> &Settings {
+        &self.settings
     }
 
     /// A zero-filled buffer of `len` elements.

@@ -1,0 +1,56 @@
+//! Reusing enumeration lists: which classes a `parallel_do` need not list again
+//! ([`Listings`]).
+
+use dynasoar_device::heap::MAX_CLASSES;
+
+use crate::backend::Executor;
+
+/// Which classes' enumeration lists are still right, so that a `parallel_do` need not list
+/// them again: a list stays right until a launch that may create or free objects of its class
+/// (a method's [`Effects`](dynasoar_device::Effects)). Skipping the listing saves a launch;
+/// classes that never change (the cells of a grid) are then listed once.
+pub(super) struct Listings {
+    /// Classes (bits by type id) listed since the last launch that could change their objects.
+    current: u64,
+    /// The parity of each class's last listing (which counter its do-all reads).
+    parity: [u32; MAX_CLASSES],
+    /// [`Executor::device_writes`] after this runtime's last `parallel_do`. Any other count
+    /// means that something else ran since (a `parallel_new`, a `collect`, an app's own
+    /// kernel), and no list is trusted.
+    writes: u64,
+}
+
+impl Listings {
+    pub(super) fn new(exec: &Executor) -> Self {
+        Listings { current: 0, parity: [0; MAX_CLASSES], writes: exec.device_writes() }
+    }
+
+    /// Forget every list if anything but this runtime's `parallel_do`s ran since the last one.
+    pub(super) fn check_writes(&mut self, exec: &Executor) {
+        if self.writes != exec.device_writes() {
+            self.current = 0;
+        }
+    }
+
+    /// The parity of `class`'s list, if it is still right.
+    pub(super) fn kept(&self, class: u8) -> Option<u32> {
+        (self.current & (1 << class) != 0).then(|| self.parity[class as usize])
+    }
+
+    /// `class` was listed with `parity`.
+    pub(super) fn listed(&mut self, class: u8, parity: u32) {
+        self.current |= 1 << class;
+        self.parity[class as usize] = parity;
+    }
+
+    /// A launch may have created or freed objects of `classes` (bits by type id): their lists
+    /// are no longer right.
+    pub(super) fn changed(&mut self, classes: u64) {
+        self.current &= !classes;
+    }
+
+    /// This runtime's `parallel_do` is done: remember [`Executor::device_writes`] after it.
+    pub(super) fn done(&mut self, exec: &Executor) {
+        self.writes = exec.device_writes();
+    }
+}

@@ -1,0 +1,327 @@
+//! The runtime itself: [`Runtime<A>`], a heap of allocator `A` on a backend, and the SMMO
+//! operations on it (`parallel_do`, `parallel_new`, `collect`, `handles`, `count`, `stats`,
+//! `reset`, `sync`).
+//!
+//! Its other concepts have their own files: `builder.rs` builds a runtime, `profile.rs` times
+//! its kernels, `listings.rs` keeps enumeration lists for the next `parallel_do`. The kernels
+//! launched since the last check, which errors name, are the executor's
+//! (`backend/pending.rs`).
+
+mod builder;
+mod listings;
+mod profile;
+
+use std::marker::PhantomData;
+use std::sync::Mutex;
+
+use dynasoar_device::{
+    AllocatorSpec, ClassInfo, Concrete, DoParams, GatherParams, Handle, MemberOf, NewParams, ParallelMethod,
+    ParallelNew, Plain, do_all_blocks,
+};
+
+pub use builder::{DEFAULT_HEAP_BYTES, RuntimeBuilder};
+use listings::Listings;
+pub use profile::{KernelTime, Timings};
+use profile::{Phase, Profile};
+
+use crate::backend::{Executor, Grid};
+use crate::do_all::{DoAllLoop, LoopChoice, LoopTuner, Pick};
+use crate::error::{Error, Result};
+use crate::heap::{DeviceHeap, HeapStats};
+use crate::store::HostStore;
+
+/// Threads per block of do-all launches.
+const THREADS: u32 = 256;
+
+/// A heap of allocator `A` on a backend: create objects, run methods on all of them, read them
+/// back.
+///
+/// ```ignore
+/// let rt = Runtime::<Space>::builder(MODELS_PTX).heap_bytes(1 << 30).build()?;
+/// rt.parallel_new(Body::random, 20_000)?;
+/// for _ in 0..steps {
+///     rt.parallel_do(Body::compute_force)?;
+///     rt.parallel_do_with(Body::step, 0.02f32)?;
+/// }
+/// let bodies: Vec<Body> = rt.collect::<Body>()?;
+/// ```
+pub struct Runtime<A> {
+    exec: Executor,
+    store: Box<dyn HostStore>,
+    deferred: bool,
+    profile: Option<Mutex<Profile>>,
+    /// Which enumeration lists a `parallel_do` may use again; `None` when every `parallel_do`
+    /// lists anew.
+    listings: Option<Mutex<Listings>>,
+    /// Which do-all loop each method runs.
+    loops: LoopTuner,
+    _alloc: PhantomData<fn() -> A>,
+}
+
+impl<A: AllocatorSpec> Runtime<A> {
+    /// The backend, for buffers, timing and launching other kernels.
+    pub fn executor(&self) -> &Executor {
+        &self.exec
+    }
+
+    /// DynaSOAr's heap (`None` when the objects are in another store).
+    pub fn heap(&self) -> Option<&DeviceHeap> {
+        self.store.as_any().downcast_ref()
+    }
+
+    /// The store the objects live in, for store-specific calls (`as_any().downcast_ref()`).
+    pub fn object_store(&self) -> &dyn HostStore {
+        &*self.store
+    }
+
+    /// The name of the store the objects live in (`dynasoar`, or a general allocator's).
+    pub fn store_name(&self) -> String {
+        self.store.name()
+    }
+
+    /// The allocator's classes, in type-id order.
+    pub fn classes(&self) -> &'static [ClassInfo] {
+        A::CLASSES
+    }
+
+    /// After queuing `kernels`: check now, or remember them for the next check.
+    fn launched(&self, kernels: &[&'static str]) -> Result<()> {
+        self.exec.note_for_check(kernels);
+        if self.deferred { Ok(()) } else { self.sync() }
+    }
+
+    /// Wait for all queued work and report what went wrong in it: a failed kernel, or errors
+    /// raised by device code (out of memory, invalid frees), naming the kernels launched since
+    /// the last check.
+    pub fn sync(&self) -> Result<()> {
+        self.exec.synchronize()?;
+        let kernels = self.exec.take_for_check();
+        self.store.take_errors(&self.exec, &kernels)
+    }
+
+    /// Run `method` on every object of class `T` and its subclasses that exists now (objects
+    /// created meanwhile are not visited; a method may free its own object).
+    pub fn parallel_do<T>(&self, method: ParallelMethod<T, ()>) -> Result<()>
+    where
+        T: MemberOf<A>,
+    {
+        self.parallel_do_with(method, ())
+    }
+
+    /// [`parallel_do`](Self::parallel_do) for a method that takes an argument.
+    pub fn parallel_do_with<T, Arg>(&self, method: ParallelMethod<T, Arg>, arg: Arg) -> Result<()>
+    where
+        T: MemberOf<A>,
+        Arg: Plain,
+    {
+        let kernel = method.kernel();
+        // Each span after the first starts where the one before it ended.
+        let mut chained = false;
+        if self.store.prepares() {
+            self.timed(Phase::Enumerate("store lists"), false, || self.store.prepare(&self.exec))?;
+            chained = true;
+        }
+        let mut listings = self.listings.as_ref().map(|l| l.lock().unwrap());
+        if let Some(l) = &mut listings {
+            l.check_writes(&self.exec);
+        }
+        // Which of the method's kernels ran, to name them in errors.
+        let (mut ran_plain, mut ran_streaming) = (false, false);
+        for class in ClassInfo::concrete_in(A::CLASSES, T::SUBTREE) {
+            let id = class.type_id;
+            let kept = listings.as_ref().and_then(|l| l.kept(id));
+            let parity = match kept {
+                Some(parity) => parity,
+                None if !self.store.lists_classes() => 0,
+                None => {
+                    let parity = self
+                        .timed(Phase::Enumerate(class.name), chained, || self.store.list(&self.exec, id))?;
+                    chained = true;
+                    if let Some(l) = &mut listings {
+                        l.listed(id, parity);
+                    }
+                    parity
+                }
+            };
+            let params = DoParams {
+                store: self.store.ptr(),
+                class: id as u32,
+                objects_per_block: class.objects_per_block,
+                parity,
+                _reserved: 0,
+                arg,
+            };
+            let (launch, pick) = match method.streaming_kernel().filter(|_| self.store.streams()) {
+                Some(streaming) => {
+                    let pick = self.loops.pick(&self.exec, kernel.name(), streaming, THREADS, id)?;
+                    (if pick.streaming { streaming } else { kernel }, pick)
+                }
+                _ => (kernel, Pick { streaming: false, timed: false }),
+            };
+            let grid = if pick.streaming {
+                self.streaming_grid(launch, class)?
+            } else {
+                self.do_all_grid(launch, class)?
+            };
+            let start = if pick.timed { Some(self.exec.marker()?) } else { None };
+            self.timed(Phase::Method(launch.name()), chained, || self.exec.launch(launch, grid, params))?;
+            if let Some(start) = start {
+                self.loops.timed(kernel.name(), id, pick.streaming, start, self.exec.marker()?);
+            }
+            ran_plain |= !pick.streaming;
+            ran_streaming |= pick.streaming;
+            chained = true;
+            if let Some(l) = &mut listings {
+                l.changed(method.effects().changed());
+            }
+        }
+        if let Some(l) = &mut listings {
+            l.done(&self.exec);
+        }
+        drop(listings);
+        match method.streaming_kernel().filter(|_| ran_streaming) {
+            Some(streaming) if ran_plain => self.launched(&[kernel.name(), streaming.name()]),
+            Some(streaming) => self.launched(&[streaming.name()]),
+            None => self.launched(&[kernel.name()]),
+        }
+    }
+
+    /// Whole waves of `kernel`, a do-all or gather over `class` with the plain loop, in blocks
+    /// of a multiple of its objects per block, so that each thread keeps one slot for the whole
+    /// loop (see `for_each_listed` in the device crate). The AOS store's loop takes any grid.
+    fn do_all_grid<P: Plain>(&self, kernel: &dynasoar_device::Kernel<P>, class: &ClassInfo) -> Result<Grid> {
+        self.exec.wave_grid(kernel, self.store.block_threads(class, THREADS))
+    }
+
+    /// About whole waves of `kernel`, a do-all with the streaming loop over `class`: blocks of
+    /// whole warps, as many as make the thread count a multiple of the class's objects per
+    /// block (see `for_each_listed_streaming` in the device crate).
+    fn streaming_grid<P: Plain>(
+        &self,
+        kernel: &dynasoar_device::Kernel<P>,
+        class: &ClassInfo,
+    ) -> Result<Grid> {
+        let grid = self.exec.wave_grid(kernel, THREADS)?;
+        Ok(Grid::new(do_all_blocks(class.objects_per_block, THREADS, grid.blocks), THREADS))
+    }
+
+    /// Which do-all loop each method runs over each class, as decided so far (see
+    /// [`DoAllLoop`]): a method that reads no field of `this` has only the plain loop and is
+    /// not listed.
+    pub fn do_all_loops(&self) -> Vec<LoopChoice> {
+        self.loops.choices()
+    }
+
+    /// The do-all loop choice in force: the builder's, or `DYNASOAR_DO_ALL`'s (auto and
+    /// adaptive on the CPU backend are plain).
+    pub fn do_all_loop(&self) -> DoAllLoop {
+        self.loops.mode()
+    }
+
+    /// Create `count` objects of class `T`, object `i` initialised by `constructor(dev, i)`.
+    pub fn parallel_new<T>(&self, constructor: ParallelNew<T, ()>, count: u64) -> Result<()>
+    where
+        T: Concrete + MemberOf<A>,
+    {
+        self.parallel_new_with(constructor, count, ())
+    }
+
+    /// [`parallel_new`](Self::parallel_new) for a constructor that takes an argument.
+    pub fn parallel_new_with<T, Arg>(
+        &self,
+        constructor: ParallelNew<T, Arg>,
+        count: u64,
+        arg: Arg,
+    ) -> Result<()>
+    where
+        T: Concrete + MemberOf<A>,
+        Arg: Plain,
+    {
+        let kernel = constructor.kernel();
+        let most = self.exec.wave_grid(kernel, THREADS)?.total_threads() as u64;
+        let grid = Grid::for_elements(count.min(most) as usize, THREADS);
+        let params = NewParams { store: self.store.ptr(), first: 0, count, arg };
+        self.timed(Phase::Method(kernel.name()), false, || self.exec.launch(kernel, grid, params))?;
+        self.launched(&[kernel.name()])
+    }
+
+    /// Every object of class `T` and its subclasses, as `T` values (in no particular order).
+    pub fn collect<T>(&self) -> Result<Vec<T>>
+    where
+        T: MemberOf<A>,
+    {
+        self.sync()?;
+        self.store.prepare(&self.exec)?;
+        let mut out = Vec::new();
+        for class in ClassInfo::concrete_in(A::CLASSES, T::SUBTREE) {
+            let parity = self.store.list(&self.exec, class.type_id)?;
+            let capacity = self.store.listed_objects(&self.exec, class, parity)?;
+            if capacity == 0 {
+                continue;
+            }
+            let values = self.exec.alloc_zeroed::<T>(capacity)?;
+            let written = self.exec.alloc_zeroed::<u32>(1)?;
+            let params = GatherParams {
+                store: self.store.ptr(),
+                class: class.type_id as u32,
+                objects_per_block: class.objects_per_block,
+                parity,
+                _reserved: 0,
+                out: values.ptr().cast(),
+                capacity: capacity as u64,
+                written: written.ptr(),
+            };
+            self.exec.launch(&T::GATHER, self.do_all_grid(&T::GATHER, class)?, params)?;
+            let n = self.exec.read_all(&written)?[0] as usize;
+            if n > capacity {
+                return Err(Error::InvalidArgument(format!(
+                    "collect found {n} objects of {} where {capacity} were listed (internal error)",
+                    class.name
+                )));
+            }
+            out.extend(self.exec.read(&values, 0, n)?);
+        }
+        Ok(out)
+    }
+
+    /// Handles of every object of class `T` and its subclasses (in no particular order), for
+    /// checks: e.g. that every object is referenced from where the model expects.
+    pub fn handles<T>(&self) -> Result<Vec<Handle<T>>>
+    where
+        T: MemberOf<A>,
+    {
+        self.sync()?;
+        let classes: Vec<u8> = ClassInfo::concrete_in(A::CLASSES, T::SUBTREE).map(|c| c.type_id).collect();
+        let raws = self.store.handles(&self.exec, &classes)?;
+        // SAFETY: live objects of classes in `T`'s subtree.
+        Ok(raws.into_iter().map(|raw| unsafe { Handle::from_raw(raw) }).collect())
+    }
+
+    /// Number of objects of class `T` and its subclasses.
+    pub fn count<T>(&self) -> Result<u64>
+    where
+        T: MemberOf<A>,
+    {
+        let stats = self.stats()?;
+        Ok(stats
+            .classes
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| T::SUBTREE & (1 << i) != 0)
+            .map(|(_, c)| c.objects)
+            .sum())
+    }
+
+    /// Blocks, objects and fragmentation per class, and how full the heap is. For an AOS
+    /// store only the objects per class are known (blocks are zero).
+    pub fn stats(&self) -> Result<HeapStats> {
+        self.sync()?;
+        self.store.stats(&self.exec, A::CLASSES)
+    }
+
+    /// Free every object.
+    pub fn reset(&self) -> Result<()> {
+        self.sync()?;
+        self.store.reset(&self.exec)
+    }
+}
