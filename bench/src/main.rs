@@ -22,10 +22,13 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
-use dynasoar::host::{Backend, BackendKind, Executor, ExecutorOptions};
 use dynasoar::baselines::malloc::MallocKind;
-// The comparison suite's kernels (allocators, probes, workloads) are in the models' AOS build.
-use dynasoar_examples::MODELS_AOS_PTX as BENCH_PTX;
+use dynasoar::host::{Backend, BackendKind, Executor, ExecutorOptions};
+use dynasoar_examples::MODELS_PTX;
+
+/// The benchmark kernels (`bench/kernels`) with the allocators they measure, compiled by
+/// this crate's build script.
+const BENCH_PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/bench.ptx"));
 use indicatif::{ProgressBar, ProgressStyle};
 
 use synthetic::{Bench, Config, Test};
@@ -423,7 +426,7 @@ fn run_apps(args: &AppsArgs) -> anyhow::Result<()> {
         chunk: args.chunk,
     };
     // Start the backend here once: a missing GPU fails now with one message, not once per run.
-    let exec = Executor::new(BENCH_PTX, args.backend.options(true)).context("cannot start the backend")?;
+    let exec = Executor::new(MODELS_PTX, args.backend.options(true)).context("cannot start the backend")?;
     let backend = exec.kind();
     let description = exec.description();
     drop(exec);

@@ -1,6 +1,6 @@
 //! Register counts of every allocator's `malloc` and `free` (the survey's section 4.1):
-//! `ptxas -v` over the models' PTX, which holds one probe kernel per allocator and operation
-//! (`dynasoar_device::malloc::bench::REGISTER_PROBES`).
+//! `ptxas -v` over the benchmark PTX, which holds one probe kernel per allocator and operation
+//! (`dynasoar_bench_kernels::probes::REGISTER_PROBES`).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -8,7 +8,7 @@ use std::process::Command;
 
 use anyhow::{Context, bail};
 use dynasoar::baselines::malloc::MallocKind;
-use dynasoar::baselines::malloc::bench::REGISTER_PROBES;
+use dynasoar_bench_kernels::probes::REGISTER_PROBES;
 use serde::Serialize;
 
 /// What `ptxas -v` says about one kernel.

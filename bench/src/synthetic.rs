@@ -6,14 +6,14 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
+use dynasoar::DevPtr;
 use dynasoar::baselines::host::MallocHeap;
-use dynasoar::host::{BackendKind, Buffer, Executor, Grid};
 use dynasoar::baselines::malloc::MallocKind;
-use dynasoar::baselines::malloc::bench::{
+use dynasoar::baselines::malloc::RegionHeader;
+use dynasoar::host::{BackendKind, Buffer, Executor, Grid};
+use dynasoar_bench_kernels::probes::{
     MALLOC_BENCH, MallocBenchParams, bench_flags, bench_stat, bench_step, draw_size,
 };
-use dynasoar::DevPtr;
-use dynasoar::baselines::malloc::RegionHeader;
 use indicatif::ProgressBar;
 
 use crate::plot::{self, Figure};

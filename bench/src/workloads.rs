@@ -7,7 +7,7 @@
 //!   (`graph-update-uniform`: uniformly drawn sources, `graph-update-focused`: sources from a
 //!   small range, more pressure per vertex). The final adjacencies are checked against the
 //!   host's model.
-//! - `kdtree`: a breadth-first kd-tree build (`000_...` section 6 "[DS]", Table 2) whose
+//! - `kdtree`: a breadth-first kd-tree build (`000_...` section 6 "\[DS\]", Table 2) whose
 //!   nodes' reference arrays come from the allocator (pool: by default 1000x the root's array), with the
 //!   table's N_ref, N_alloc, mean and standard deviation of the request sizes; the tree is
 //!   checked (every primitive's bounds covered by the leaves holding it).
@@ -21,14 +21,14 @@ use std::path::Path;
 
 use anyhow::Context;
 use dynasoar::baselines::host::MallocHeap;
-use dynasoar::host::{BackendKind, Buffer, Executor, Grid};
 use dynasoar::baselines::malloc::MallocKind;
-use dynasoar::baselines::malloc::workloads::{
+use dynasoar::host::{BackendKind, Buffer, Executor, Grid};
+use dynasoar::rand::Rng;
+use dynasoar::{DevPtr, Kernel, Plain};
+use dynasoar_bench_kernels::workloads::{
     DELETE, GRAPH_WORKLOAD, GraphParams, KD_REF_BITS, KDTREE_WORKLOAD, KdLeaf, KdNode, KdParams,
     capacity_for, graph_stat, graph_step, kd_plan, kd_request, kd_stat, kd_step,
 };
-use dynasoar::rand::Rng;
-use dynasoar::{DevPtr, Kernel, Plain};
 use indicatif::ProgressBar;
 use serde::Serialize;
 

@@ -8,7 +8,7 @@
 //!   of them, with the DynaSOAr paper's `parallel_do` helper (section 7). It implements the
 //!   core's [`ObjectStore`](dynasoar_device::ObjectStore), so every model runs on every
 //!   allocator through the same code;
-//! - `host` (feature `host`): their host halves, and [`host::StoreChoice`], the store a
+//! - `host` (feature `host`): their host halves, and `host::StoreChoice`, the store a
 //!   runtime keeps its objects in (`--allocator NAME` of the apps).
 //!
 //! A model crate compiled without this crate (the default) gets none of its kernels in its

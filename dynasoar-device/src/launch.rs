@@ -73,9 +73,9 @@ unsafe impl Plain for GatherParams {}
 /// Which loop a do-all kernel runs over the listed blocks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DoAll {
-    /// [`for_each_listed`]: few registers, for any method.
+    /// `for_each_listed` (`heap/listed.rs`): few registers, for any method.
     Plain,
-    /// [`for_each_listed_streaming`]: shared list entries and a prefetch of this field, for
+    /// `for_each_listed_streaming` (`heap/listed.rs`): shared list entries and a prefetch of this field, for
     /// short methods over many objects.
     Streaming(Prefetch),
 }
@@ -116,4 +116,3 @@ impl Prefetch {
         self.size != 0
     }
 }
-

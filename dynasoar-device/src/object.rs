@@ -14,8 +14,8 @@ use core::marker::PhantomData;
 
 use crate::Plain;
 use crate::arch::atomic::{Atomic32, Atomic64};
-use crate::registry::Registered;
 use crate::handle::RawHandle;
+use crate::registry::Registered;
 
 /// Depth marker of [`IsA`]: the class itself.
 pub enum Here {}

@@ -89,7 +89,7 @@ impl<T, Arg> Copy for ParallelNew<T, Arg> {}
 
 /// Threads per block of a do-all or gather launch for a class with `objects` per block: the
 /// most that fit `max_threads` and are a multiple of `objects` (at least `objects`), so that a
-/// grid of such blocks strides over whole blocks of objects (see [`for_each_listed`]).
+/// grid of such blocks strides over whole blocks of objects (see `for_each_listed` (`heap/listed.rs`)).
 pub const fn do_all_block_threads(objects: u32, max_threads: u32) -> u32 {
     let n = if objects == 0 { 1 } else { objects };
     let fit = max_threads / n * n;
@@ -99,7 +99,7 @@ pub const fn do_all_block_threads(objects: u32, max_threads: u32) -> u32 {
 /// Thread blocks of a streaming do-all launch of `threads` each (a multiple of the warp size)
 /// for a class with `objects` per block: the most up to `most` (at least one's worth) that make
 /// the grid's thread count a multiple of `objects`, so that each thread keeps one slot for the
-/// whole loop (see [`for_each_listed_streaming`]). For 64 or any power of two, `most` itself;
+/// whole loop (see `for_each_listed_streaming` (`heap/listed.rs`)). For 64 or any power of two, `most` itself;
 /// at worst (odd counts) a multiple of `objects` blocks, fewer than 63 short of `most`.
 pub const fn do_all_blocks(objects: u32, threads: u32, most: u32) -> u32 {
     let n = if objects == 0 { 1 } else { objects };
@@ -200,7 +200,8 @@ pub fn run_gather<T: Registered>(p: GatherParams) {
     let out = p.out.cast::<T>();
     // SAFETY: the host launches gathers on its store of `T::Alloc`, after listing `p.class`.
     let store = unsafe { store_of::<T>(p.store) };
-    let listing = Listing { class: p.class as u8, objects: p.objects_per_block, parity: p.parity, lp: DoAll::Plain };
+    let listing =
+        Listing { class: p.class as u8, objects: p.objects_per_block, parity: p.parity, lp: DoAll::Plain };
     store.for_each_listed(listing, |raw| {
         let at = WarpGroup::current().fetch_add_one_u32(written) as u64;
         if at < p.capacity {

@@ -85,7 +85,6 @@ pub const fn subtree_mask(parents: &[u8], ancestor: u8) -> u64 {
     mask
 }
 
-
 /// Type id of a class's parent as seen by `allocator!` (`u8::MAX` for [`NoParent`]).
 #[doc(hidden)]
 pub trait ParentTypeId {

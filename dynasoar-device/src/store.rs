@@ -173,4 +173,3 @@ unsafe impl<A: ObjectStore, B: ObjectStore> ObjectStore for Either<A, B> {
         either!(self, s => s.for_each_listed(listing, f))
     }
 }
-

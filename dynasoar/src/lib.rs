@@ -80,13 +80,13 @@
 #![no_std]
 #![deny(missing_docs)]
 
+/// Types an `#[atomic]` field may have.
+pub use dynasoar_device::AtomicValue;
 pub use dynasoar_device::{
     AllocatorSpec, AtomicRef, Class, ClassInfo, ClassSpec, Concrete, DevPtr, Device, DeviceArray, Effects,
     Handle, Heap, HeapHeader, IsA, Kernel, MemberOf, NoParent, Obj, ParallelMethod, ParallelNew, Plain,
     RawHandle, Ref, Registered, View, Writable, arch, math, rand,
 };
-/// Types an `#[atomic]` field may have.
-pub use dynasoar_device::AtomicValue;
 pub use dynasoar_macros::{Plain, allocator, kernel, soa_class, soa_methods};
 
 /// The DynaSOAr core's building blocks, for code that works below the object API (custom
@@ -94,8 +94,9 @@ pub use dynasoar_macros::{Plain, allocator, kernel, soa_class, soa_methods};
 /// handles, block geometry, error bits and the kernels' launch parameters.
 pub mod engine {
     pub use dynasoar_device::{
-        DoAll, DoParams, Either, GatherParams, Listing, NewParams, ObjectStore, Prefetch, StoreHeader, StorePtr,
-        allocator, bitmap, block, do_all_block_threads, do_all_blocks, errors, handle, heap, layout,
+        DoAll, DoParams, Either, GatherParams, Listing, NewParams, ObjectStore, Prefetch, StoreHeader,
+        StorePtr, allocator, bitmap, block, do_all_block_threads, do_all_blocks, errors, handle, heap,
+        layout,
     };
 }
 
@@ -133,7 +134,8 @@ pub mod __private {
     #[cfg(all(target_arch = "nvptx64", dynasoar_aos))]
     pub type SelectedStore = dynasoar_baselines::aos::AosStore;
     #[cfg(all(not(target_arch = "nvptx64"), feature = "baselines"))]
-    pub type SelectedStore = dynasoar_device::Either<dynasoar_device::Heap<'static>, dynasoar_baselines::aos::AosStore>;
+    pub type SelectedStore =
+        dynasoar_device::Either<dynasoar_device::Heap<'static>, dynasoar_baselines::aos::AosStore>;
     #[cfg(all(not(target_arch = "nvptx64"), not(feature = "baselines")))]
     pub type SelectedStore = dynasoar_device::Heap<'static>;
 }

@@ -22,10 +22,7 @@ pub fn gpu_executor(test: &str) -> Option<Executor> {
 /// [`gpu_executor`] for the kernels of `ptx` (e.g. the models' AOS build, which holds the
 /// comparison suite's kernels).
 pub fn gpu_executor_on(test: &str, ptx: &'static str) -> Option<Executor> {
-    match Executor::new(
-        ptx,
-        ExecutorOptions { backend: Backend::Cuda, quiet: true, ..Default::default() },
-    ) {
+    match Executor::new(ptx, ExecutorOptions { backend: Backend::Cuda, quiet: true, ..Default::default() }) {
         Ok(exec) => Some(exec),
         Err(e @ (Error::NoCudaDriver | Error::NoCudaDevice { .. })) => {
             if std::env::var(REQUIRE_GPU_VAR).is_ok_and(|v| v == "1") {

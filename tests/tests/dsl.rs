@@ -4,9 +4,9 @@
 
 use dynasoar::Handle;
 use dynasoar::baselines::host::StoreChoice;
-use dynasoar::host::{Backend, DoAllLoop, Error, Grid, Runtime, TIMED_LAUNCHES};
 use dynasoar::baselines::malloc::MallocKind;
 use dynasoar::engine::DoParams;
+use dynasoar::host::{Backend, DoAllLoop, Error, Grid, Runtime, TIMED_LAUNCHES};
 use dynasoar_models::api_demo::{Bar, DemoAlloc, Foo};
 use dynasoar_models::semantics::{Animal, Cat, Dog, Registry, Tables, Zoo};
 use dynasoar_tests::{

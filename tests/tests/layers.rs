@@ -30,7 +30,10 @@ fn module_graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
                     };
                     // Re-exported items (`crate::Plain`) are not module edges.
                     for target in names {
-                        if target.starts_with(|c: char| c.is_ascii_lowercase()) && target != name && target != "self" {
+                        if target.starts_with(|c: char| c.is_ascii_lowercase())
+                            && target != name
+                            && target != "self"
+                        {
                             edges.insert(target);
                         }
                     }
@@ -133,7 +136,9 @@ fn the_checker_finds_a_cycle() {
 #[test]
 fn no_crate_has_an_import_cycle() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
-    for krate in ["dynasoar-device", "dynasoar-host", "dynasoar-baselines", "dynasoar-macros", "dynasoar-build"] {
+    for krate in
+        ["dynasoar-device", "dynasoar-host", "dynasoar-baselines", "dynasoar-macros", "dynasoar-build"]
+    {
         let graph = module_graph(&root.join(krate).join("src"));
         assert!(graph.len() > 1 || krate == "dynasoar-build", "{krate}: no modules found");
         if let Some(cycle) = find_cycle(&graph) {

@@ -4,9 +4,9 @@
 //! other; everything freed must be reusable; running out of memory must be reported, not hang.
 
 use dynasoar::baselines::host::MallocHeap;
-use dynasoar::host::{Backend, Error, Executor, ExecutorOptions, Grid};
 use dynasoar::baselines::malloc::kernels::{MALLOC_STORM, MallocStormParams, storm_step};
 use dynasoar::baselines::malloc::{FreeSupport, MallocKind, check::check_allocations};
+use dynasoar::host::{Backend, Error, Executor, ExecutorOptions, Grid};
 use dynasoar_examples::MODELS_AOS_PTX;
 use dynasoar_tests::gpu_executor_on;
 

@@ -24,9 +24,16 @@ fn ptx_has_the_expected_entry_points() {
     let suite: Vec<&str> = MODELS_PTX
         .lines()
         .filter_map(|l| l.trim().strip_prefix(".visible .entry "))
-        .filter(|e| e.starts_with("dynasoar_aos") || e.starts_with("dynasoar_malloc") || e.starts_with("dynasoar_probe"))
+        .filter(|e| {
+            e.starts_with("dynasoar_aos")
+                || e.starts_with("dynasoar_malloc")
+                || e.starts_with("dynasoar_probe")
+        })
         .collect();
-    assert!(suite.is_empty(), "models: the comparison suite's kernels leaked into the default build: {suite:?}");
+    assert!(
+        suite.is_empty(),
+        "models: the comparison suite's kernels leaked into the default build: {suite:?}"
+    );
 }
 
 #[test]

@@ -23,12 +23,12 @@
 
 pub mod kernels;
 
+use crate::malloc::{AnyMalloc, Region, RegionHeader};
 use dynasoar_device::arch::atomic::{Atomic32, Atomic64};
 use dynasoar_device::arch::{self, WarpGroup};
-use dynasoar_device::{ClassSpec, Concrete, Listing, ObjectStore};
 use dynasoar_device::errors;
 use dynasoar_device::handle::RawHandle;
-use crate::malloc::{AnyMalloc, Region, RegionHeader};
+use dynasoar_device::{ClassSpec, Concrete, Listing, ObjectStore};
 use dynasoar_device::{Plain, heap::MAX_CLASSES};
 
 /// Marks an AOS store's header (a SOA heap's header starts with `heap::HEAP_MAGIC`).

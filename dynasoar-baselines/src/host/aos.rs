@@ -2,20 +2,20 @@
 //! allocated one by one from a general-purpose allocator, with per-class pointer tables and the
 //! compaction that runs before each `parallel_do`.
 
-use dynasoar_device::StorePtr;
 use crate::aos::kernels::{AOS_CLEAR, AOS_FILTER, AOS_MARK, AOS_RELEASE, AosParams};
 use crate::aos::{AOS_MAGIC, AosClass, AosHeader};
-use dynasoar_device::heap::MAX_CLASSES;
 use crate::malloc::MallocKind;
+use dynasoar_device::StorePtr;
+use dynasoar_device::heap::MAX_CLASSES;
 use dynasoar_device::{ClassInfo, errors};
 
 use std::any::Any;
 
+use super::malloc::MallocHeap;
 use dynasoar_device::RawHandle;
 use dynasoar_host::heap::HeapStats;
 use dynasoar_host::{Buffer, Executor, Grid, HostStore, object_counts_as_stats};
 use dynasoar_host::{Error, KernelNames, Result};
-use super::malloc::MallocHeap;
 
 /// Most objects a class's table holds (counts are 32-bit).
 const MAX_CAPACITY: u64 = u32::MAX as u64 - 1;

@@ -1,9 +1,9 @@
 //! Host side of the general-purpose device allocators (`dynasoar_device::malloc`): a region
 //! of device memory holding one of them, created, initialised and checked from here.
 
-use dynasoar_device::DevPtr;
 use crate::malloc::kernels::{MALLOC_INIT, MallocInitParams};
 use crate::malloc::{HEADER_BYTES, MallocKind, RegionHeader, RegionHeaderWords, errors};
+use dynasoar_device::DevPtr;
 
 use dynasoar_host::{Buffer, Executor};
 use dynasoar_host::{Error, KernelNames, Result};

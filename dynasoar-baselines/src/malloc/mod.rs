@@ -14,12 +14,10 @@
 //! scheduling; the survey notes most originals only work with warp-synchronous execution).
 //! Out of memory is a null pointer, never a hang.
 
-pub mod bench;
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod check;
 pub mod kernels;
 mod region;
-pub mod workloads;
 
 pub mod atomic;
 pub mod aw;

@@ -23,4 +23,3 @@ pub fn heap_release_runs(p: InitParams) {
         i += arch::global_thread_count();
     }
 }
-

@@ -7,7 +7,7 @@
 //! initialises a new block from the free bitmap when no active block is found.
 //! For classes that opt in (`ClassSpec::OWNS_BLOCKS`), a leader that takes at least half a
 //! block takes consecutive slots from a run of blocks reserved for its warp slot instead (see
-//! [`runs`]).
+//! `runs`).
 //!
 //! Independent thread scheduling: the group is taken from `activemask` at the call, every
 //! collective uses that mask, all lanes of the group run the same loop (its condition is
@@ -92,9 +92,9 @@ pub trait BlockStore {
     /// Classes of the heap.
     fn num_classes(&self) -> u8;
     /// Whether leaders of classes that opt in take their slots from runs of blocks (see
-    /// [`runs`]).
+    /// `runs`).
     fn runs_enabled(&self) -> bool;
-    /// This warp's entry of `class`'s run table (see [`runs`]).
+    /// This warp's entry of `class`'s run table (see `runs`).
     fn run_entry(&self, class: u8) -> &Atomic64;
     /// Every entry of `class`'s run table (to release the runs when blocks run out).
     fn run_table(&self, class: u8) -> &[Atomic64];

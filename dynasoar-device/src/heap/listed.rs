@@ -44,7 +44,13 @@ fn block_address(blocks_at: u64, block_bytes: u32, index: u32) -> u64 {
 /// instruction every other cycle while it waited on memory; with the slot fixed, 18. On an
 /// H200 that took traffic from 2.33 to 2.17 s (the field-access benchmark did not move).
 #[inline(always)]
-pub(crate) fn for_each_listed(heap: &Heap<'_>, class: u8, objects: u32, parity: u32, mut f: impl FnMut(RawHandle)) {
+pub(crate) fn for_each_listed(
+    heap: &Heap<'_>,
+    class: u8,
+    objects: u32,
+    parity: u32,
+    mut f: impl FnMut(RawHandle),
+) {
     let blocks = heap.enum_counters(class)[(parity & 1) as usize].load();
     // The host always passes 1..=64. The bounds let the compiler fold the handle's encoding and
     // decoding of N, and the lower one keeps a division-by-zero panic path out of every kernel.
@@ -226,7 +232,6 @@ pub(crate) fn for_each_listed_streaming(
         chunk = next;
     }
 }
-
 
 /// Call `f` on every allocated object of `class`, in this thread (`device_do`): every block
 /// the class's allocated bitmap lists, every slot set in its allocation bitmap (slots reserved

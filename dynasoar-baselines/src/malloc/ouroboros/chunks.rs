@@ -19,10 +19,10 @@ use super::{
     BITMAP_BYTES, CHUNK_BYTES, CHUNK_TABLE, CLASS_LISTED, CLASS_META_BYTES, CLASS_REFILLING, CLASSES,
     MIN_PAGE_BYTES, Ouroboros,
 };
-use dynasoar_device::arch::atomic::{Atomic32, Atomic64};
-use dynasoar_device::arch::{self, Backoff};
 use crate::malloc::errors;
 use core::ptr::null_mut;
+use dynasoar_device::arch::atomic::{Atomic32, Atomic64};
+use dynasoar_device::arch::{self, Backoff};
 
 /// State word: free pages in the low bits, the listing flag, and class + 1 in the top byte
 /// (0: the chunk is in the pool).

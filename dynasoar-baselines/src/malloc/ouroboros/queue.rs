@@ -55,8 +55,8 @@
 //! entry, reported); it never writes into storage it does not own.
 
 use super::CHUNK_BYTES;
-use dynasoar_device::arch::{self, Backoff, atomic::Atomic32, atomic::Atomic64};
 use crate::malloc::{Region, errors};
+use dynasoar_device::arch::{self, Backoff, atomic::Atomic32, atomic::Atomic64};
 
 /// Test-only stalls at chosen points, to let the CPU backend's threads straggle the way GPU
 /// threads do under independent thread scheduling. Enabled for one region at a time.

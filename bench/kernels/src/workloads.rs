@@ -4,7 +4,7 @@
 //!   Updates"): every vertex keeps its adjacency in an array from the allocator, sized to a power
 //!   of two; an update that makes an adjacency cross a power-of-two boundary allocates a new
 //!   array, copies and frees the old one ([`graph_workload`]);
-//! - a breadth-first kd-tree build (`000_...` section 6, "[DS] Data structure build", Table 2):
+//! - a breadth-first kd-tree build (`000_...` section 6, "\[DS\] Data structure build", Table 2):
 //!   every node's primitive-reference array comes from the allocator, is split into two child
 //!   arrays (primitives straddling the split plane go into both) and is freed
 //!   ([`kdtree_workload`]).
@@ -16,7 +16,7 @@
 
 use dynasoar_macros::kernel;
 
-use super::{AnyMalloc, Region, RegionHeader};
+use dynasoar_baselines::malloc::{AnyMalloc, Region, RegionHeader};
 use dynasoar_device::arch::atomic::{Atomic32, Atomic64};
 use dynasoar_device::{DevPtr, Plain};
 

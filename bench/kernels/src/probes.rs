@@ -8,7 +8,9 @@
 
 use dynasoar_macros::kernel;
 
-use super::{AnyMalloc, MallocKind, Region, RegionHeader, dispatch, free_checked, malloc_checked};
+use dynasoar_baselines::malloc::{
+    AnyMalloc, MallocKind, Region, RegionHeader, dispatch, free_checked, malloc_checked,
+};
 use dynasoar_device::arch::{WarpGroup, atomic::Atomic64};
 use dynasoar_device::rand::Rng;
 use dynasoar_device::{DevPtr, Plain};
