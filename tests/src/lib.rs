@@ -1,7 +1,7 @@
 //! Helpers shared by the integration tests.
 
 use dynasoar::baselines::host::StoreChoice;
-use dynasoar::host::{Backend, DoAllLoop, Error, Executor, ExecutorOptions};
+use dynasoar::host::{Backend, DoAllLoop, Error, Executor, ExecutorOptions, ModuleCompile};
 use dynasoar_examples::{MODELS, MODELS_PTX};
 
 /// Set by the GPU bundle's runner: a missing GPU is then a failure, not a skip.
@@ -16,13 +16,20 @@ pub fn cpu_executor() -> Executor {
 /// An executor on the GPU, or `None` (after printing why the test is skipped) when this machine
 /// has no CUDA driver or device. With `DYNASOAR_REQUIRE_GPU=1` a missing GPU panics instead.
 pub fn gpu_executor(test: &str) -> Option<Executor> {
-    gpu_executor_on(test, MODELS_PTX)
+    gpu_executor_on(test, MODELS_PTX, ModuleCompile::WholeProgram)
 }
 
-/// [`gpu_executor`] for the kernels of `ptx` (e.g. the models' AOS build, which holds the
-/// comparison suite's kernels).
-pub fn gpu_executor_on(test: &str, ptx: &'static str) -> Option<Executor> {
-    match Executor::new(ptx, ExecutorOptions { backend: Backend::Cuda, quiet: true, ..Default::default() }) {
+/// [`gpu_executor`] for the kernels of `ptx`, compiled as `compile` says: the models' AOS
+/// build, which holds the comparison suite's kernels, is compiled as relocatable code, as the
+/// runtime does for its stores (each allocator's code once, not once per kernel).
+pub fn gpu_executor_on(test: &str, ptx: &'static str, compile: ModuleCompile) -> Option<Executor> {
+    let options = ExecutorOptions {
+        backend: Backend::Cuda,
+        quiet: true,
+        module_compile: compile,
+        ..Default::default()
+    };
+    match Executor::new(ptx, options) {
         Ok(exec) => Some(exec),
         Err(e @ (Error::NoCudaDriver | Error::NoCudaDevice { .. })) => {
             if std::env::var(REQUIRE_GPU_VAR).is_ok_and(|v| v == "1") {

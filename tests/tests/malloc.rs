@@ -6,7 +6,7 @@
 use dynasoar::baselines::host::MallocHeap;
 use dynasoar::baselines::malloc::kernels::{MALLOC_STORM, MallocStormParams, storm_step};
 use dynasoar::baselines::malloc::{FreeSupport, MallocKind, check::check_allocations};
-use dynasoar::host::{Backend, Error, Executor, ExecutorOptions, Grid};
+use dynasoar::host::{Backend, Error, Executor, ExecutorOptions, Grid, ModuleCompile};
 use dynasoar_examples::MODELS_AOS_PTX;
 use dynasoar_tests::gpu_executor_on;
 
@@ -161,7 +161,11 @@ macro_rules! kind_tests {
 
                 #[test]
                 fn storm_on_the_gpu() {
-                    if let Some(exec) = gpu_executor_on(concat!(stringify!($name), "::storm_on_the_gpu"), MODELS_AOS_PTX) {
+                    if let Some(exec) = gpu_executor_on(
+                        concat!(stringify!($name), "::storm_on_the_gpu"),
+                        MODELS_AOS_PTX,
+                        ModuleCompile::Relocatable,
+                    ) {
                         storm(&exec, MallocKind::$kind, 1 << 16);
                         out_of_memory(&exec, MallocKind::$kind, 1 << 14);
                     }
