@@ -20,25 +20,7 @@ use dynasoar_device::{Kernel, Plain};
 
 use crate::backend::{BackendKind, Executor, Marker};
 use crate::error::Result;
-
-/// Which loop `parallel_do` runs (see [`RuntimeBuilder::do_all_loop`](crate::RuntimeBuilder::do_all_loop)).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum DoAllLoop {
-    /// The streaming loop for methods whose streaming kernel fills a multiprocessor at the
-    /// launch's block size (its registers cost no occupancy), the plain loop for the others
-    /// (the default). On the CPU backend, the plain loop.
-    #[default]
-    Auto,
-    /// Always the plain loop.
-    Plain,
-    /// Time both loops on the first launches of each method and class (a first launch of
-    /// each to warm up, then [`TIMED_LAUNCHES`] of each, alternating) and keep the faster.
-    /// On the CPU backend, the plain loop.
-    Adaptive,
-    /// The streaming loop for every method that has one (a `#[parallel]` method that reads a
-    /// field of `this`), the plain loop for the others.
-    Streaming,
-}
+pub use crate::options::DoAllLoop;
 
 /// Timed launches of each loop before [`DoAllLoop::Adaptive`] decides.
 pub const TIMED_LAUNCHES: u32 = 3;

@@ -11,6 +11,7 @@ mod backend;
 mod do_all;
 mod error;
 pub mod heap;
+mod options;
 mod runtime;
 mod settings;
 mod store;

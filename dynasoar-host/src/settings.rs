@@ -18,9 +18,8 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-use crate::backend::{Backend, ModuleCompile};
-use crate::do_all::DoAllLoop;
 use crate::error::{Error, Result};
+use crate::options::{Backend, DoAllLoop, ModuleCompile};
 
 /// The `DYNASOAR_*` environment variables that the host reads (see the table in the module
 /// documentation). [`Default`] is the settings of an environment that sets none of them.
@@ -149,9 +148,8 @@ mod tests {
     use std::path::PathBuf;
 
     use super::Settings;
-    use crate::backend::{Backend, ModuleCompile};
-    use crate::do_all::DoAllLoop;
     use crate::error::Result;
+    use crate::options::{Backend, DoAllLoop, ModuleCompile};
 
     fn settings(vars: &[(&str, &str)]) -> Result<Settings> {
         Settings::from_lookup(|name| vars.iter().find(|(n, _)| *n == name).map(|(_, v)| OsString::from(v)))

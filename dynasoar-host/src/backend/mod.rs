@@ -6,7 +6,6 @@ mod cuda_link;
 mod pending;
 
 use std::marker::PhantomData;
-use std::str::FromStr;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -14,34 +13,9 @@ use std::time::Duration;
 use dynasoar_device::{DevPtr, Kernel, Plain};
 
 use crate::error::{Error, KernelNames, Result};
+pub use crate::options::{Backend, ModuleCompile};
 use crate::settings::Settings;
 use pending::PendingKernels;
-
-/// Which backend to run on.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Backend {
-    /// The GPU when a CUDA driver and device are present, else the CPU; says which it chose.
-    #[default]
-    Auto,
-    /// The GPU; an error if there is no CUDA driver or device.
-    Cuda,
-    /// The CPU, with the same kernel code over an emulated grid.
-    Cpu,
-}
-
-impl FromStr for Backend {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        match s.to_ascii_lowercase().as_str() {
-            "auto" => Ok(Backend::Auto),
-            "cuda" | "gpu" => Ok(Backend::Cuda),
-            "cpu" => Ok(Backend::Cpu),
-            other => Err(Error::InvalidArgument(format!(
-                "unknown backend `{other}`: expected `auto`, `cuda` (or `gpu`) or `cpu`"
-            ))),
-        }
-    }
-}
 
 impl Backend {
     /// The backend named by the `DYNASOAR_BACKEND` environment variable, if set (an error if
@@ -105,20 +79,6 @@ pub struct ExecutorOptions {
     pub quiet: bool,
     /// How the CUDA driver compiles the PTX (the runtime picks relocatable for the AOS build).
     pub module_compile: ModuleCompile,
-}
-
-/// How the CUDA backend compiles the PTX of its module (see ARCHITECTURE.md, "Host runtime").
-/// `DYNASOAR_JIT=whole|relocatable` overrides the choice, to compare the two.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum ModuleCompile {
-    /// One whole program (`cuModuleLoadData`): ptxas optimises every kernel with the device
-    /// functions it calls. Fastest code; the default.
-    #[default]
-    WholeProgram,
-    /// Relocatable code, linked by the driver (`cuLink*`): each device function compiled once.
-    /// For PTX whose many kernels call one large function, which whole-program mode compiles
-    /// again into each of them (the AOS store's kernels and `AnyMalloc`).
-    Relocatable,
 }
 
 impl Default for ExecutorOptions {
