@@ -68,7 +68,7 @@ pub enum Error {
     )]
     OutOfMemory { kernels: KernelNames, failed: u32, heap_bytes: u64, blocks: u64 },
 
-    /// A general-purpose allocator (`dynasoar::malloc`) could not serve requests or was misused.
+    /// A general-purpose allocator (`dynasoar::baselines::malloc`) could not serve requests or was misused.
     /// Its region stays consistent: failed mallocs returned null and nothing else changed.
     #[error("allocator `{allocator}` in kernel {kernels}: {what}")]
     Malloc { allocator: &'static str, kernels: KernelNames, what: String },

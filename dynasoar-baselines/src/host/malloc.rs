@@ -1,4 +1,4 @@
-//! Host side of the general-purpose device allocators (`dynasoar_device::malloc`): a region
+//! Host side of the general-purpose device allocators ([`crate::malloc`]): a region
 //! of device memory holding one of them, created, initialised and checked from here.
 
 use crate::malloc::kernels::{MALLOC_INIT, MallocInitParams};
