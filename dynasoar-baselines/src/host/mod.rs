@@ -1,5 +1,5 @@
 //! The comparison suite's host half: the general allocators' regions ([`MallocHeap`]), the AOS
-//! object store ([`AosHeap`], a [`HostStore`](dynasoar_host::HostStore)), and the store a
+//! object store ([`AosHeap`], a [`HostStore`]), and the store a
 //! runtime keeps its objects in, by name ([`StoreChoice`], the apps' `--allocator NAME`).
 
 mod aos;

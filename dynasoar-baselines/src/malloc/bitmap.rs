@@ -13,7 +13,7 @@
 //!   value: a bit that was already set is a double free ([`errors::INVALID_FREE`]), and a
 //!   container that was empty makes this thread, and only this one, mark it non-empty in the
 //!   levels above (the same protocol as [`Bitmap::set`], reached through the upper levels seen
-//!   as a bitmap of their own: see [`Layout::upper`]).
+//!   as a bitmap of their own: see `Layout::upper`).
 //!
 //! Slot size: `region.param()` bytes rounded up to a multiple of 16 (at least 16); 0 picks
 //! [`DEFAULT_SLOT_BYTES`]. [`Caps::max_size`] must be a constant, so it is a generous bound
@@ -34,7 +34,7 @@
 //!   neighbouring slots without colliding.
 //! - Internal fragmentation: every request takes a whole slot, whatever its size (the paper
 //!   names this BitmapAlloc's main downside).
-//! - Out of memory is reported after [`SEARCH_ATTEMPTS`] searches came back empty; near a full
+//! - Out of memory is reported after `SEARCH_ATTEMPTS` searches came back empty; near a full
 //!   pool, under heavy contention, a request can fail while a few slots are still free.
 
 use super::{Caps, DeviceMalloc, FreeSupport, HEADER_BYTES, MallocKind, Region, errors, round_up};

@@ -28,7 +28,7 @@
 //! first page and enqueues the others. `free` enqueues the page again. As in the original,
 //! chunks of page-based queues never return to the pool.
 //!
-//! **Chunk-based queues** (`*-C`, [`chunks`]): the queue holds the chunks of that page size that
+//! **Chunk-based queues** (`*-C`, `chunks`): the queue holds the chunks of that page size that
 //! have free pages; each chunk has a page bitmap and a state word (page size, free-page count,
 //! "listed" flag). A thread dequeues a chunk, reserves a page in the count, claims a bit, and
 //! re-enqueues the chunk if pages remain (else unlists it; the free that makes it non-full lists
@@ -36,18 +36,18 @@
 //! it; when the pool is empty, a refiller also reclaims entirely free chunks from the other page
 //! sizes' queues.
 //!
-//! **Queue storage** ([`queue`]): all queues are ticket rings with per-slot state and two
+//! **Queue storage** (`queue`): all queues are ticket rings with per-slot state and two
 //! semaphores (entries available; slots reserved), so every wait is for a thread that already
 //! holds the matching ticket, and every wait backs off: correct under independent thread
 //! scheduling, no warp collectives. Static queues (`S-*`) keep their slots in fixed arrays
 //! sized for every entry they could ever hold. Virtualized queues keep slots in segments of
-//! [`queue::SEGMENT_SLOTS`] slots, one pool chunk each, mapped by the first enqueuer of a
+//! `queue::SEGMENT_SLOTS` slots, one pool chunk each, mapped by the first enqueuer of a
 //! segment and returned to the pool by the dequeuer of its last slot: through a small
 //! per-queue array of chunk indices (`VA-*`), or as chunks linked from front to back, freed
 //! from the front when drained (`VL-*`).
 //!
-//! **Bounded waits.** Every wait of this module gives up after [`queue::WAIT_ROUNDS`] back-off
-//! rounds (and [`queue::WAIT_MIN_CLOCKS`] clock ticks) without progress of what it waits on,
+//! **Bounded waits.** Every wait of this module gives up after `queue::WAIT_ROUNDS` back-off
+//! rounds (and `queue::WAIT_MIN_CLOCKS` clock ticks) without progress of what it waits on,
 //! several seconds on a GPU, raises [`errors::OURO_WAIT_TIMEOUT`] with the bit of the wait
 //! (named for the host by [`errors::OURO_WAIT_SITES`]) and fails its operation: malloc returns
 //! null; a free whose entry cannot be queued loses the block (reported). None should ever
@@ -69,7 +69,7 @@
 //!   Storage is taken physically only while segments are in use and given back when drained.
 //!   A queue never maps more segments than promised: when a dequeuer stalls in a segment that
 //!   later entries have passed, the mapper of a new segment waits for one of the queue's own
-//!   segments to drain (which needs only dequeuers already in progress, see [`queue`]), never
+//!   segments to drain (which needs only dequeuers already in progress, see `queue`), never
 //!   for the pool, whose last chunks other page sizes and data chunks were promised. (Earlier
 //!   the pool was the one to wait on, for drains that could need dequeuers that never come.)
 //! - Virtualized queues: a queue may span at most `segments` segments (the array's length, or
