@@ -9,6 +9,7 @@ use std::path::Path;
 use std::process::Command;
 
 use common::{json_lines, number, quick_on_cpu, scratch};
+use dynasoar::baselines::malloc::MallocKind;
 use serde_json::Value;
 
 /// Allocators that are complete today and fast on the CPU.
@@ -143,13 +144,18 @@ fn bad_input_is_an_error_message_not_a_panic() {
     assert!(String::from_utf8_lossy(&output.stderr).contains("choose from: cuda, atomic"));
 }
 
+/// `registers` over every allocator (no `--allocators`: all of them), where a ptxas is found:
+/// one JSON line, CSV row and JSON entry per allocator, in `MallocKind::ALL`'s order, each with
+/// the registers of both its probes (a probe missing from ptxas's report leaves them empty).
+/// Without a ptxas it says that it skipped and writes nothing, which
+/// `registers_without_ptxas_says_it_skipped` checks on every machine.
 #[test]
 fn registers_skips_or_reports_every_allocator() {
     let out = scratch("regs");
     // The repository's own ptxas (scripts/install-ptxas.sh), where it was installed.
     let tools = Path::new(env!("CARGO_MANIFEST_DIR")).join("../.tools/ptxas/nvidia/cu13/bin/ptxas");
     let mut command = Command::new(common::binary());
-    command.args(["registers", "--allocators", "atomic,kma", "--out"]).arg(&out);
+    command.args(["registers", "--out"]).arg(&out);
     if std::env::var_os("DYNASOAR_PTXAS").is_none() && tools.is_file() {
         command.env("DYNASOAR_PTXAS", &tools);
     }
@@ -157,15 +163,59 @@ fn registers_skips_or_reports_every_allocator() {
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     let stderr = String::from_utf8_lossy(&output.stderr);
     if stderr.contains("skipped: no ptxas") {
+        assert!(
+            json_lines(&output).is_empty() && !out.join("registers.csv").exists(),
+            "a skip wrote records"
+        );
         println!("registers: no ptxas here; the skip message was printed");
         return;
     }
+    let names: Vec<&str> = MallocKind::ALL.iter().map(|k| k.name()).collect();
     let records = json_lines(&output);
-    assert_eq!(records.len(), 2);
+    let reported: Vec<&str> = records.iter().map(|r| r["allocator"].as_str().unwrap_or("?")).collect();
+    assert_eq!(reported, names, "one line per allocator, in order");
     for r in &records {
-        assert!(number(r, "malloc_registers").unwrap() > 0.0, "{r}");
-        assert!(number(r, "free_registers").unwrap() > 0.0, "{r}");
+        assert_eq!(r["test"], "registers", "{r}");
+        assert_eq!(r["arch"], "sm_90", "{r}");
+        // Every probe is a kernel that calls the allocator: it needs registers.
+        assert!(number(r, "malloc_registers").is_some_and(|n| n > 0.0), "{r}");
+        assert!(number(r, "free_registers").is_some_and(|n| n > 0.0), "{r}");
+        for key in ["malloc_stack_bytes", "free_stack_bytes", "malloc_spill_bytes", "free_spill_bytes"] {
+            assert!(number(r, key).is_some_and(|n| n >= 0.0), "{key} of {r}");
+        }
     }
-    assert!(out.join("registers.csv").exists());
+    let csv = std::fs::read_to_string(out.join("registers.csv")).expect("registers.csv written");
+    let rows: Vec<&str> = csv.lines().skip(1).collect();
+    assert_eq!(rows.len(), names.len(), "registers.csv: a header and one row per allocator:\n{csv}");
+    for ((row, name), r) in rows.iter().zip(&names).zip(&records) {
+        let expected = format!("{name},sm_90,{},{},", r["malloc_registers"], r["free_registers"]);
+        assert!(row.starts_with(&expected), "registers.csv: {row:?}, expected {expected:?}...");
+    }
+    let json: Vec<Value> =
+        serde_json::from_str(&std::fs::read_to_string(out.join("registers.json")).unwrap()).unwrap();
+    assert_eq!(json, records, "registers.json holds the JSON lines");
     std::fs::remove_dir_all(&out).unwrap();
+}
+
+/// With no ptxas (none in `DYNASOAR_PTXAS`, none on the `PATH`) `registers` says it skipped,
+/// names the way out and writes nothing: on every machine, ptxas installed or not.
+#[test]
+fn registers_without_ptxas_says_it_skipped() {
+    let out = scratch("regs-none");
+    let empty = scratch("regs-empty-path");
+    std::fs::create_dir_all(&empty).unwrap();
+    let output = Command::new(common::binary())
+        .args(["registers", "--out"])
+        .arg(&out)
+        .env_remove("DYNASOAR_PTXAS")
+        .env("PATH", &empty)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(stderr.contains("skipped: no ptxas") && stderr.contains("DYNASOAR_PTXAS"), "{stderr}");
+    assert!(json_lines(&output).is_empty(), "{}", String::from_utf8_lossy(&output.stdout));
+    assert!(!out.join("registers.csv").exists(), "a skipped run wrote registers.csv");
+    let _ = std::fs::remove_dir_all(&out);
+    std::fs::remove_dir_all(&empty).unwrap();
 }

@@ -1,20 +1,51 @@
 //! How the host reports bad requests and failing kernels, on both backends.
 
-use dynasoar::host::{Backend, Error, Executor, ExecutorOptions, Grid};
+use dynasoar::host::{Backend, BackendKind, Error, Executor, ExecutorOptions, Grid};
 use dynasoar_examples::MODELS_PTX;
 use dynasoar_models::smoke::{TRAP_AT, TrapParams};
-use dynasoar_tests::{cpu_executor, gpu_executor};
+use dynasoar_tests::{REQUIRE_GPU_VAR, cpu_executor, gpu_executor};
 
+/// Asking for the CUDA backend gives a CUDA executor where there is a GPU, and where there is
+/// none an error that says so and names the ways out (`Backend::Cpu`, `Backend::Auto`), which
+/// must work. Both kinds of machine check the message: one with a GPU through a device number it
+/// does not have. With `DYNASOAR_REQUIRE_GPU=1` (the GPU bundle) a missing GPU is a failure.
 #[test]
 fn cuda_without_a_gpu_says_so_and_suggests_cpu() {
-    match Executor::new(
-        MODELS_PTX,
-        ExecutorOptions { backend: Backend::Cuda, quiet: true, ..Default::default() },
-    ) {
-        Ok(exec) => println!("this machine has a GPU ({}); nothing to check", exec.description()),
+    let cuda = |device: usize| {
+        Executor::new(
+            MODELS_PTX,
+            ExecutorOptions { backend: Backend::Cuda, device, quiet: true, ..Default::default() },
+        )
+    };
+    let suggests_cpu = |e: &Error| {
+        let msg = e.to_string();
+        assert!(msg.contains("Backend::Cpu") && msg.contains("Auto"), "{msg}");
+    };
+    let auto = Executor::new(MODELS_PTX, ExecutorOptions { quiet: true, ..Default::default() }).unwrap();
+    match cuda(0) {
+        Ok(exec) => {
+            assert_eq!(exec.kind(), BackendKind::Cuda, "{}", exec.description());
+            assert!(exec.description().starts_with("cuda"), "{}", exec.description());
+            // Auto takes the GPU when there is one.
+            assert_eq!(auto.kind(), BackendKind::Cuda, "{}", auto.description());
+            // A device this machine does not have is the same error as no device at all.
+            match cuda(1 << 20) {
+                Err(e @ Error::NoCudaDevice { .. }) => {
+                    suggests_cpu(&e);
+                    assert!(e.to_string().contains("device 1048576 requested"), "{e}");
+                }
+                Ok(other) => panic!("device 1048576 exists? {}", other.description()),
+                Err(other) => panic!("device 1048576: unexpected error: {other}"),
+            }
+        }
         Err(e @ (Error::NoCudaDriver | Error::NoCudaDevice { .. })) => {
-            let msg = e.to_string();
-            assert!(msg.contains("Backend::Cpu") && msg.contains("Auto"), "{msg}");
+            if std::env::var(REQUIRE_GPU_VAR).is_ok_and(|v| v == "1") {
+                panic!("a GPU is required ({REQUIRE_GPU_VAR}=1) but: {e}");
+            }
+            suggests_cpu(&e);
+            // The ways out it names work: the CPU backend, and Auto, which falls back to it.
+            assert_eq!(cpu_executor().kind(), BackendKind::Cpu);
+            assert_eq!(auto.kind(), BackendKind::Cpu, "{}", auto.description());
         }
         Err(other) => panic!("unexpected error: {other}"),
     }
