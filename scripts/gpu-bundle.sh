@@ -10,6 +10,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUNDLE=${BUNDLE:-gpu-bundle}
+# The benchmark data (the Game of Life archive): run.sh points DYNASOAR_DATA at it, and the GPU
+# tests that read it fail without it (DYNASOAR_REQUIRE_GPU=1), so a bundle without it is no use.
+DATA=../shared/data
+if [[ ! -f $DATA/game-of-life/turing_machines.tar.gz ]]; then
+  echo "gpu-bundle: no $DATA/game-of-life/turing_machines.tar.gz (the project's shared data," >&2
+  echo "gpu-bundle: expected beside this checkout, $(cd .. && pwd)/shared); cannot bundle the data" >&2
+  exit 1
+fi
 rm -rf "$BUNDLE"
 mkdir -p "$BUNDLE/bin" "$BUNDLE/tests" "$BUNDLE/ptx"
 
@@ -48,7 +56,13 @@ for t in "$BUNDLE"/tests/*; do
   if "$t" --list 2>/dev/null | grep -q '^0 tests'; then rm "$t"; fi
 done
 
-cp target/dynasoar-ptx/*/nvptx64-nvidia-cuda/release/deps/*.s "$BUNDLE/ptx/" 2>/dev/null || true
+# The PTX of each build, named after the build (two of them write dynasoar_models.s): the
+# sanitizer step (run.d/20-sanitizer.sh) looks in it for shared memory and block barriers.
+for ptx in target/dynasoar-ptx/*/nvptx64-nvidia-cuda/release/deps/*.s; do
+  [[ -f $ptx ]] || { echo "gpu-bundle: the build left no PTX in target/dynasoar-ptx" >&2; exit 1; }
+  build=${ptx#target/dynasoar-ptx/}
+  cp "$ptx" "$BUNDLE/ptx/${build%%/*}.s"
+done
 # Cubins for sm_90 named by the FNV-1a digest of the PTX the binaries embed: with
 # DYNASOAR_CUBIN_DIR set, the runtime loads (or links) these instead of having the driver compile
 # 5 MB of PTX in every process (tens of seconds on a cold machine).
@@ -67,7 +81,7 @@ if [[ -x $PTXAS ]]; then
 else
   echo "== no ptxas at $PTXAS (scripts/install-ptxas.sh): the device will JIT the PTX" >&2
 fi
-cp -r ../shared/data "$BUNDLE/data" 2>/dev/null || true
+cp -r "$DATA" "$BUNDLE/data"
 # Every binary embeds the models' PTX (two builds, ~8 MB of text): gzip's 32 KiB window cannot
 # see that the binaries repeat it (94 MB), xz with a dictionary larger than one binary can
 # (about 7 MB), far below the 64 MiB a device call may carry. run.sh unpacks it there.

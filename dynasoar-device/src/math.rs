@@ -2,7 +2,13 @@
 //!
 //! `core` has no `sqrt`/`floor` on stable, and nvptx has no libm: on the GPU these are single
 //! PTX instructions with IEEE rounding (`sqrt.rn`, `cvt.rmi`), on the host the standard
-//! library's correctly rounded functions, so both backends compute bit-identical results.
+//! library's correctly rounded functions, so both backends compute bit-identical results
+//! (signed zeros, subnormals and infinities included). NaNs are the exception: a NaN result
+//! is a NaN on both, but the GPU always gives the canonical `0x7fffffff`, where the host gives
+//! the input NaN's payload (quieted) or, on x86, `0xffc00000` for an invalid operation such as
+//! `sqrt(-1)`; the same holds for plain `f32` arithmetic. The tests check this module against
+//! `f64`-derived references here, and `tests/tests/math.rs` checks the GPU against the CPU
+//! backend bit for bit (any NaN matching any NaN).
 
 use crate::Plain;
 
@@ -123,15 +129,165 @@ impl core::ops::Neg for Vec2 {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
+    use std::format;
+
+    /// `f32` from its bits.
+    fn f(bits: u32) -> f32 {
+        f32::from_bits(bits)
+    }
+
+    /// `got` is `want` bit for bit (so `-0` is not `+0`); any NaN matches a NaN.
+    #[track_caller]
+    fn same(got: f32, want: f32, what: &str) {
+        assert!(
+            got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()),
+            "{what}: {got:e} ({:#010x}), expected {want:e} ({:#010x})",
+            got.to_bits(),
+            want.to_bits()
+        );
+    }
+
+    /// The square root of `x` correctly rounded to `f32`, computed in `f64` (the double
+    /// rounding is innocuous: `f64` has more than twice `f32`'s precision plus two bits).
+    fn sqrt_reference(x: f32) -> f32 {
+        (x as f64).sqrt() as f32
+    }
+
+    /// `floor` from integer truncation.
+    fn floor_reference(x: f32) -> f32 {
+        // From 2^23 on every f32 is an integer; infinities and NaNs stay as they are.
+        if x.is_nan() || x.abs() >= 8_388_608.0 {
+            return x;
+        }
+        let t = x as i32;
+        let r = if (t as f32) > x { t - 1 } else { t };
+        if r == 0 { 0.0f32.copysign(x) } else { r as f32 }
+    }
+
+    /// Every input class: zeros, subnormals, normals, the largest finite, infinities, NaNs, of
+    /// both signs, plus pseudo-random bit patterns.
+    fn inputs() -> impl Iterator<Item = f32> {
+        let special = [
+            0u32,
+            1,
+            2,
+            3,
+            0x0040_0000,
+            0x007f_ffff,
+            0x0080_0000,
+            0x0080_0001,
+            0x3f00_0000,
+            0x3f7f_ffff,
+            0x3f80_0000,
+            0x3f80_0001,
+            0x3fc0_0000,
+            0x4b00_0000,
+            0x4b7f_ffff,
+            0x4b80_0000,
+            0x7f7f_ffff,
+            0x7f80_0000,
+            0x7fc0_0000,
+            0x7f80_0001,
+        ];
+        let mut s = 0x9e37_79b9_7f4a_7c15u64;
+        let random = (0..200_000).map(move |_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s as u32
+        });
+        special.into_iter().flat_map(|b| [b, b | 0x8000_0000]).chain(random).map(f32::from_bits)
+    }
+
+    #[test]
+    fn sqrt_known_values() {
+        for (x, want) in [
+            (0.0, 0.0),
+            (1.0, 1.0),
+            (4.0, 2.0),
+            (0.25, 0.5),
+            (16_769_025.0, 4095.0), // an exact square with a 24-bit root
+            (2.0, f(0x3fb5_04f3)),  // 1.41421353816986083984375 (the next f32 is further from √2)
+            (0.5, f(0x3f35_04f3)),
+            (3.0, f(0x3fdd_b3d7)),
+            (f(1), f(0x1a35_04f3)), // the smallest subnormal, 2^-149: √2 · 2^-75
+            (f(2), f(0x1a80_0000)), // 2^-148 = (2^-74)^2, a subnormal exact square
+            (f(0x007f_ffff), f(0x1fff_ffff)),
+            (f32::MAX, f(0x5f7f_ffff)),
+            (f32::INFINITY, f32::INFINITY),
+        ] {
+            same(sqrt(x), want, &format!("sqrt({x:e})"));
+        }
+        same(sqrt(-0.0), -0.0, "sqrt(-0)");
+        for x in [-1.0, -f(1), f32::NEG_INFINITY, f32::NAN, -f32::NAN] {
+            assert!(sqrt(x).is_nan(), "sqrt({x:e}) = {:e}, expected NaN", sqrt(x));
+        }
+    }
+
+    #[test]
+    fn floor_known_values() {
+        for (x, want) in [
+            (0.0, 0.0),
+            (-0.0, -0.0),
+            (0.3, 0.0),
+            (-0.3, -1.0),
+            (f(1), 0.0),
+            (-f(1), -1.0),
+            (0.999_999_94, 0.0),
+            (-0.999_999_94, -1.0),
+            (1.0, 1.0),
+            (-1.0, -1.0),
+            (-1.5, -2.0),
+            (2.5, 2.0),
+            (8_388_607.5, 8_388_607.0),
+            (-8_388_607.5, -8_388_608.0),
+            (16_777_218.0, 16_777_218.0), // from 2^23 on every f32 is whole
+            (1e30, 1e30),
+            (-f32::MAX, -f32::MAX),
+            (f32::INFINITY, f32::INFINITY),
+            (f32::NEG_INFINITY, f32::NEG_INFINITY),
+        ] {
+            same(floor(x), want, &format!("floor({x:e})"));
+        }
+        assert!(floor(f32::NAN).is_nan() && floor(-f32::NAN).is_nan());
+    }
+
+    #[test]
+    fn sqrt_is_correctly_rounded() {
+        for x in inputs() {
+            same(sqrt(x), sqrt_reference(x), &format!("sqrt({x:e}) [{:#010x}]", x.to_bits()));
+        }
+        // Next to rounding boundaries: around the squares of midpoints between adjacent f32s.
+        for y in [1.0f32, 1.5, 3.0, 1234.567, 0.1, 1e-20, 1e18, f(0x0080_0000)] {
+            let mid = (y as f64 + y.next_up() as f64) / 2.0;
+            let x = (mid * mid) as f32;
+            for x in [x.next_down(), x, x.next_up()] {
+                same(sqrt(x), sqrt_reference(x), &format!("sqrt({x:e}) [{:#010x}]", x.to_bits()));
+            }
+        }
+    }
+
+    #[test]
+    fn floor_is_exact() {
+        let near_integers = [0.0f32, 1.0, 2.0, 100.0, 4_194_304.0, 8_388_608.0, 16_777_216.0]
+            .into_iter()
+            .flat_map(|k| [k, -k])
+            .flat_map(|k| [k.next_down(), k, k.next_up(), k + 0.5, k - 0.5]);
+        for x in inputs().chain(near_integers) {
+            same(floor(x), floor_reference(x), &format!("floor({x:e}) [{:#010x}]", x.to_bits()));
+        }
+    }
 
     #[test]
     fn vector_arithmetic() {
         let a = Vec2::new(3.0, 4.0);
         assert_eq!(a.length(), 5.0);
+        assert_eq!(a.length_squared(), 25.0);
+        assert_eq!(Vec2::new(1.0, 1.0).length(), f(0x3fb5_04f3));
         assert_eq!(a + Vec2::new(1.0, 1.0), Vec2::new(4.0, 5.0));
         assert_eq!(a * 2.0 - a, a);
+        assert_eq!(a / 2.0, Vec2::new(1.5, 2.0));
         assert_eq!((-a).x, -3.0);
-        assert_eq!(floor(-1.5), -2.0);
-        assert_eq!(sqrt(2.0), 2.0f32.sqrt());
+        assert_eq!(a.dot(Vec2::new(-4.0, 3.0)), 0.0);
     }
 }

@@ -3,8 +3,10 @@
 //! the grid does not wrap, the DSL's grid and objects stay consistent, PGM images load (also
 //! from archives) and bad input is a clear error; on a GPU, the same cells as on the CPU.
 //!
-//! With `DYNASOAR_DATA` (a folder holding `game-of-life/turing_machines.tar.gz`) or the
-//! project's shared data folder present, `tm.pgm` is also run against the host reference.
+//! `tm.pgm` from the benchmark archive (`game-of-life/turing_machines.tar.gz` in
+//! `DYNASOAR_DATA` or the project's shared data folder) is also run against the host reference:
+//! where the archive is missing these tests skip with a printed reason, but in CI and on the GPU
+//! machine (`CI` or `DYNASOAR_REQUIRE_GPU=1` set) they fail.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -12,10 +14,12 @@ use std::path::{Path, PathBuf};
 use dynasoar::host::{Backend, ExecutorOptions};
 use dynasoar_examples::Implementation;
 use dynasoar_examples::game_of_life::{
-    Config, Outcome, Pattern, Reference, draw, find_archive, read_pgm, reference_run, run,
+    Config, DATA_VAR, Outcome, Pattern, Reference, data_dirs, draw, find_archive, read_pgm, reference_run,
+    run,
 };
 use dynasoar_examples::render::{Recorder, RenderArgs};
-use dynasoar_tests::gpu_executor;
+use dynasoar_models::game_of_life::config;
+use dynasoar_tests::{REQUIRE_GPU_VAR, gpu_executor};
 
 const ALL: [Implementation; 3] = [Implementation::Dynasoar, Implementation::Soa, Implementation::Aos];
 
@@ -367,13 +371,28 @@ fn rendering_writes_frames() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// The benchmark archive, if this machine has it (not needed in CI).
+/// Whether a missing benchmark archive fails the tests that need it instead of skipping them:
+/// in CI (`CI` set to anything but empty, `false` or `0`), which runs beside the project's
+/// shared data folder, and on the GPU machine (`DYNASOAR_REQUIRE_GPU=1`), whose bundle carries
+/// the data in `DYNASOAR_DATA`.
+fn data_required() -> bool {
+    let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0");
+    ci || std::env::var(REQUIRE_GPU_VAR).is_ok_and(|v| v == "1")
+}
+
+/// The benchmark archive; `None` (after printing why the test is skipped) where this machine
+/// has none and [`data_required`] is false, a panic where it is true.
 fn data_archive(test: &str) -> Option<PathBuf> {
-    let found = find_archive();
-    if found.is_none() {
-        println!("skipping {test}: no game-of-life/turing_machines.tar.gz (set DYNASOAR_DATA)");
+    if let Some(found) = find_archive() {
+        return Some(found);
     }
-    found
+    let dirs: Vec<String> = data_dirs().iter().map(|d| d.display().to_string()).collect();
+    let why = format!("no game-of-life/{} in any of {} (set {DATA_VAR})", config::ARCHIVE, dirs.join(", "));
+    if data_required() {
+        panic!("{test}: {why}; CI and the GPU bundle must have it");
+    }
+    println!("skipping {test}: {why}");
+    None
 }
 
 fn tm_pattern(archive: &Path) -> Pattern {

@@ -206,14 +206,22 @@ fn load_from_archive(archive: &Path, member: &str) -> anyhow::Result<Pattern> {
     bail!("{} has no member `{member}` (it holds: {})", archive.display(), members.join(", "))
 }
 
-/// Folders where the benchmark data may be: `$DYNASOAR_DATA`, `./shared/data`,
-/// `/work/shared/data` (each holding `game-of-life/turing_machines.tar.gz`).
+/// Folders where the benchmark data may be, each holding `game-of-life/turing_machines.tar.gz`:
+/// `$DYNASOAR_DATA`; `shared/data` and `../shared/data` under the current folder (the project's
+/// `shared/` inside or beside the checkout, run from its root); `shared/data` beside the
+/// checkout this crate was built from (found from any folder, e.g. by `cargo test`, which runs
+/// in the crate's folder); `/work/shared/data`.
 pub fn data_dirs() -> Vec<PathBuf> {
     let mut dirs = Vec::new();
     if let Some(d) = std::env::var_os(DATA_VAR) {
         dirs.push(PathBuf::from(d));
     }
     dirs.push(PathBuf::from("shared/data"));
+    dirs.push(PathBuf::from("../shared/data"));
+    // This crate is `examples/apps` of the workspace.
+    if let Some(workspace) = Path::new(env!("CARGO_MANIFEST_DIR")).ancestors().nth(2) {
+        dirs.push(workspace.join("../shared/data"));
+    }
     dirs.push(PathBuf::from("/work/shared/data"));
     dirs
 }

@@ -4,8 +4,12 @@
 //! one leader, which adds their count in one atomic) and appends the even values to a list with
 //! a warp-aggregated reservation. Both results are deterministic up to the order of the list,
 //! so the CPU and GPU backends must agree.
+//!
+//! `math_check` applies [`dynasoar::math`]'s functions to many inputs, so that the host can
+//! check that the GPU's results are bit-identical to the CPU backend's.
 
 use dynasoar::arch::{self, WarpGroup, atomic::Atomic32};
+use dynasoar::math::{self, Vec2};
 use dynasoar::prelude::*;
 
 /// Parameters of [`histogram`].
@@ -80,4 +84,47 @@ pub fn trap_at(p: TrapParams) {
     if arch::global_thread_id() == p.thread as usize {
         panic!("trap_at: requested failure");
     }
+}
+
+/// Parameters of [`math_check`]. Values travel as `f32` bit patterns, so that nothing on the
+/// way (NaN payloads, signs of zero) is changed.
+#[repr(C)]
+#[derive(Clone, Copy, Plain)]
+pub struct MathCheckParams {
+    /// `len` inputs.
+    pub inputs: DevPtr<u32>,
+    pub len: u32,
+    /// `len` results each: `sqrt(x)`, `floor(x)` and `Vec2::new(x, y).length()`, where `x` is
+    /// input `i` and `y` its partner, input [`math_partner`]`(i, len)`.
+    pub sqrt: DevPtr<u32>,
+    pub floor: DevPtr<u32>,
+    pub length: DevPtr<u32>,
+}
+
+/// [`math::sqrt`], [`math::floor`] and [`Vec2::length`] of every input (grid-stride).
+#[kernel]
+pub fn math_check(p: MathCheckParams) {
+    let len = p.len as usize;
+    let stride = arch::global_thread_count();
+    let mut i = arch::global_thread_id();
+    while i < len {
+        // SAFETY: `i` and its partner are below `len`; `inputs` holds `len` elements only read
+        // here, and each output element `i` is written by this thread only.
+        unsafe {
+            let x = f32::from_bits(p.inputs.read(i));
+            let y = f32::from_bits(p.inputs.read(math_partner(i, len)));
+            p.sqrt.write(i, math::sqrt(x).to_bits());
+            p.floor.write(i, math::floor(x).to_bits());
+            p.length.write(i, Vec2::new(x, y).length().to_bits());
+        }
+        i += stride;
+    }
+}
+
+/// The input that [`math_check`] pairs with input `i` of `len` for a vector's length: its
+/// neighbour `i ^ 1` (so that neighbouring inputs of one kind meet), or itself if it is the last
+/// of an odd number.
+#[inline(always)]
+pub fn math_partner(i: usize, len: usize) -> usize {
+    if i ^ 1 < len { i ^ 1 } else { i }
 }
