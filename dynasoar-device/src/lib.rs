@@ -30,7 +30,7 @@
 //! - `parallel`: launch tokens ([`ParallelMethod`], [`ParallelNew`]) and the bodies of the
 //!   do-all, `parallel_new` and gather kernels.
 //! - `array`: [`DeviceArray`], read-only arrays a model shares with its objects.
-//! - [`math`], [`rand`]: bit-identical `sqrt`/`floor` on both targets, [`math::Vec2`];
+//! - [`math`], [`rand`]: bit-identical `sqrt`/`floor` on both targets (NaN payloads aside), [`math::Vec2`];
 //!   SplitMix64.
 #![no_std]
 #![cfg_attr(
