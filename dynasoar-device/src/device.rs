@@ -73,6 +73,12 @@ impl<A: AllocatorSpec> Device<A> {
         Device { store: unsafe { A::Store::at(store.addr()) }, effects: Effects::ANY, _alloc: PhantomData }
     }
 
+    /// The store the objects live in (what the do-all kernels visit).
+    #[inline(always)]
+    pub(crate) fn object_store(&self) -> &A::Store {
+        &self.store
+    }
+
     /// This context, allowed to create and free only what `effects` says: anything else
     /// raises [`errors::UNDECLARED_CHANGE`](crate::errors::UNDECLARED_CHANGE) and does
     /// nothing. (With the masks known at compile time, as in every do-all kernel, the checks

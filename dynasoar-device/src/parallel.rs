@@ -164,9 +164,7 @@ pub fn run_parallel_do<T, Arg>(
     } else {
         (p.class as u8, p.objects_per_block)
     };
-    // SAFETY: as above.
-    let store = unsafe { store_of::<T>(p.store) };
-    store.for_each_listed(Listing { class, objects, parity: p.parity, lp }, |raw| {
+    dev.object_store().for_each_listed(Listing { class, objects, parity: p.parity, lp }, |raw| {
         // SAFETY: a live object of a class that is-a `T` (see above).
         method(unsafe { Obj::from_raw(raw) }, &dev, p.arg)
     });
