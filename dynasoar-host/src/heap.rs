@@ -4,7 +4,6 @@
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use dynasoar_device::DevPtr;
-use dynasoar_device::RawHandle;
 use dynasoar_device::allocator::kernels::HEAP_RELEASE_RUNS;
 use dynasoar_device::block::{BLOCK_ALIGN, DATA_OFFSET, preset_mask};
 use dynasoar_device::heap::kernels::{
@@ -13,6 +12,7 @@ use dynasoar_device::heap::kernels::{
 use dynasoar_device::heap::{
     Heap, HeapConfig, HeapHeader, HeapPlan, HeapStateWords, PlanError, STATE_OFFSET, errors,
 };
+use dynasoar_device::{ClassInfo, RawHandle};
 
 use crate::backend::{Buffer, Executor, Grid};
 use crate::error::{Error, KernelNames, Result};
@@ -277,6 +277,21 @@ pub struct HeapStats {
 }
 
 impl HeapStats {
+    /// Per-class object counts (`objects[type id]`) as stats, for stores that know only those
+    /// (no blocks).
+    pub fn from_object_counts(classes: &[ClassInfo], objects: &[u64]) -> HeapStats {
+        let classes = classes
+            .iter()
+            .map(|c| ClassStats {
+                name: c.name,
+                objects_per_block: 1,
+                blocks: 0,
+                objects: objects.get(c.type_id as usize).copied().unwrap_or(0),
+            })
+            .collect();
+        HeapStats { num_blocks: 0, free_blocks: 0, block_bytes: 0, classes, coalescing_misses: 0 }
+    }
+
     /// Fraction of blocks in use.
     pub fn fill(&self) -> f64 {
         1.0 - self.free_blocks as f64 / self.num_blocks as f64

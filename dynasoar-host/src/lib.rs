@@ -22,6 +22,4 @@ pub use error::{Error, KernelNames, Result};
 pub use heap::{DeviceHeap, HeapClass, HeapSnapshot, HeapStats};
 pub use runtime::{DEFAULT_HEAP_BYTES, KernelTime, Runtime, RuntimeBuilder, Timings};
 pub use settings::Settings;
-pub use store::{
-    DynasoarStore, HostStore, ModelPtx, StoreFactory, StoreSpec, missing_build, object_counts_as_stats,
-};
+pub use store::{DynasoarStore, HostStore, ModelPtx, StoreFactory, StoreSpec};

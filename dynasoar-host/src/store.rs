@@ -12,8 +12,8 @@ use std::borrow::Cow;
 use dynasoar_device::{ClassInfo, RawHandle, StorePtr, do_all_block_threads};
 
 use crate::backend::{Executor, ModuleCompile};
-use crate::error::{Error, Result};
-use crate::heap::{ClassStats, DeviceHeap, HeapClass, HeapStats};
+use crate::error::Result;
+use crate::heap::{DeviceHeap, HeapClass, HeapStats};
 
 /// A model crate's PTX: the default build (DynaSOAr's heap) and, optionally, the build for the
 /// comparison suite's AOS stores (`PtxBuilder::aos`), which those stores need.
@@ -214,23 +214,4 @@ impl HostStore for DeviceHeap {
     fn as_any(&self) -> &dyn Any {
         self
     }
-}
-
-/// Per-class object counts as [`HeapStats`], for stores that know only those (no blocks).
-pub fn object_counts_as_stats(classes: &[ClassInfo], objects: &[u64]) -> HeapStats {
-    let classes = classes
-        .iter()
-        .map(|c| ClassStats {
-            name: c.name,
-            objects_per_block: 1,
-            blocks: 0,
-            objects: objects.get(c.type_id as usize).copied().unwrap_or(0),
-        })
-        .collect();
-    HeapStats { num_blocks: 0, free_blocks: 0, block_bytes: 0, classes, coalescing_misses: 0 }
-}
-
-/// The error for a store whose kernels are in a PTX build the app did not embed.
-pub fn missing_build(store: &str, build: &str, how: &str) -> Error {
-    Error::InvalidArgument(format!("store `{store}` needs the model's {build} PTX: {how}"))
 }

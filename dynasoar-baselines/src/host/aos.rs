@@ -14,7 +14,7 @@ use std::any::Any;
 use super::malloc::MallocHeap;
 use dynasoar_device::RawHandle;
 use dynasoar_host::heap::HeapStats;
-use dynasoar_host::{Buffer, Executor, Grid, HostStore, object_counts_as_stats};
+use dynasoar_host::{Buffer, Executor, Grid, HostStore};
 use dynasoar_host::{Error, KernelNames, Result};
 
 /// Most objects a class's table holds (counts are 32-bit).
@@ -294,7 +294,7 @@ impl HostStore for AosHeap {
     fn stats(&self, exec: &Executor, classes: &[ClassInfo]) -> Result<HeapStats> {
         self.compact(exec)?;
         let listed = self.listed(exec)?;
-        Ok(object_counts_as_stats(classes, &listed))
+        Ok(HeapStats::from_object_counts(classes, &listed))
     }
 
     fn handles(&self, exec: &Executor, classes: &[u8]) -> Result<Vec<RawHandle>> {

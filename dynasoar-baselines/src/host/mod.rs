@@ -10,7 +10,6 @@ use std::str::FromStr;
 
 use dynasoar_host::{
     DynasoarStore, Error, Executor, HostStore, ModelPtx, ModuleCompile, Result, StoreFactory, StoreSpec,
-    missing_build,
 };
 
 pub use aos::{AosHeap, TableCapacity};
@@ -93,12 +92,11 @@ impl StoreFactory for Store {
         match self.choice {
             StoreChoice::Dynasoar => DynasoarStore.ptx(ptx),
             StoreChoice::Malloc(kind) => ptx.aos().ok_or_else(|| {
-                missing_build(
-                    kind.name(),
-                    "AOS",
-                    "the allocator keeps objects in AOS layout: build the model with \
-                     `PtxBuilder::aos()` in build.rs and pass `ModelPtx::with_aos`",
-                )
+                Error::InvalidArgument(format!(
+                    "store `{kind}` needs the model's AOS PTX: the allocator keeps objects in AOS \
+                     layout: build the model with `PtxBuilder::aos()` in build.rs and pass \
+                     `ModelPtx::with_aos`"
+                ))
             }),
         }
     }
