@@ -74,11 +74,6 @@ impl<A: AllocatorSpec> Runtime<A> {
         &*self.store
     }
 
-    /// The name of the store the objects live in (`dynasoar`, or a general allocator's).
-    pub fn store_name(&self) -> String {
-        self.store.name()
-    }
-
     /// The allocator's classes, in type-id order.
     pub fn classes(&self) -> &'static [ClassInfo] {
         A::CLASSES
