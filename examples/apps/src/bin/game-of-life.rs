@@ -21,7 +21,7 @@ use dynasoar_models::game_of_life::config;
 struct Args {
     /// The initial pattern: a .pgm image (pixel value 0 = alive), ARCHIVE.tar.gz:MEMBER.pgm,
     /// tm or utm (from the benchmark archive in $DYNASOAR_DATA/game-of-life/), glider, blinker,
-    /// block, or random[:WxH][:DENSITY]. Default: utm.
+    /// block, or `random[:WxH][:DENSITY]`. Default: utm.
     #[arg(long, value_name = "SPEC")]
     pattern: Option<String>,
     /// Grid size WxH of the built-in patterns (default 64x64; random: 256x256).
