@@ -43,10 +43,16 @@ pub fn expand(args: TokenStream, input: TokenStream) -> syn::Result<TokenStream>
         ));
     }
     if sig.asyncness.is_some() || sig.constness.is_some() || sig.unsafety.is_some() {
-        return Err(syn::Error::new(sig.fn_token.span(), "a kernel is a plain, safe `fn`"));
+        return Err(syn::Error::new(
+            sig.fn_token.span(),
+            "a kernel is a plain, safe `fn`: remove `async`, `const` or `unsafe`",
+        ));
     }
     if !matches!(sig.output, ReturnType::Default) {
-        return Err(syn::Error::new(sig.output.span(), "a kernel returns nothing"));
+        return Err(syn::Error::new(
+            sig.output.span(),
+            "a kernel returns nothing: it writes its results to device memory (a `DevPtr` in its parameter struct)",
+        ));
     }
     let param_ty = match (sig.inputs.len(), sig.inputs.first()) {
         (1, Some(FnArg::Typed(pat))) => &pat.ty,

@@ -31,17 +31,31 @@ impl Parse for Allocator {
 impl Allocator {
     pub fn check(&self) -> syn::Result<()> {
         if self.classes.is_empty() {
-            return Err(syn::Error::new(self.ident.span(), "an allocator needs at least one class"));
+            return Err(syn::Error::new(
+                self.ident.span(),
+                "an allocator needs at least one class: `allocator!(pub Name: ClassA, ClassB, ...)`",
+            ));
         }
         if self.classes.len() > MAX_CLASSES {
             return Err(syn::Error::new(
                 self.classes[MAX_CLASSES].span(),
-                format!("an allocator holds at most {MAX_CLASSES} classes"),
+                format!(
+                    "an allocator holds at most {MAX_CLASSES} classes (type ids are bits of a 64-bit \
+                     mask); split the classes over two allocators"
+                ),
             ));
         }
         for (i, c) in self.classes.iter().enumerate() {
             if self.classes[..i].iter().any(|d| d == c) {
-                return Err(syn::Error::new(c.span(), "class listed twice"));
+                return Err(syn::Error::new(
+                    c.span(),
+                    format!(
+                        "class `{}` is listed twice in allocator `{}`: list each class once (its \
+                         position is its type id)",
+                        Self::class_name(c),
+                        self.ident
+                    ),
+                ));
             }
         }
         Ok(())

@@ -112,7 +112,7 @@ pub fn expand(a: &Allocator) -> TokenStream {
             pub const SMALLEST: u64 = #p::layout::smallest_size(&SIZES);
             pub const BLOCK_BYTES: u64 = #p::layout::block_bytes(SMALLEST);
             pub const PARENTS: [u8; #n] = [#(#parents),*];
-            const _: () = assert!(SMALLEST != u64::MAX, "an allocator needs at least one concrete (non-abstract) class");
+            const _: () = assert!(SMALLEST != u64::MAX, "an allocator needs at least one concrete (non-abstract) class: abstract classes are never allocated; list a concrete subclass too");
         }
 
         impl #p::AllocatorSpec for #ident {

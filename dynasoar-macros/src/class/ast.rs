@@ -45,7 +45,10 @@ impl Class {
                 ));
             }
             other => {
-                return Err(syn::Error::new(other.span(), "#[soa_class] is for structs with named fields"));
+                return Err(syn::Error::new(
+                    other.span(),
+                    "#[soa_class] is for structs with named fields: `struct Name { field: Type, ... }`",
+                ));
             }
         };
         let named = match s.fields {
@@ -71,7 +74,10 @@ impl Class {
             for attr in f.attrs {
                 if attr.path().is_ident("atomic") {
                     if !matches!(attr.meta, syn::Meta::Path(_)) {
-                        return Err(syn::Error::new(attr.span(), "`#[atomic]` takes no arguments"));
+                        return Err(syn::Error::new(
+                            attr.span(),
+                            "`#[atomic]` takes no arguments: write `#[atomic]` on the field",
+                        ));
                     }
                     atomic = true;
                 } else {
@@ -114,7 +120,7 @@ fn parse_args(args: TokenStream) -> syn::Result<(Option<syn::Path>, bool)> {
             Ok(())
         } else if meta.path.is_ident("abstract") {
             if is_abstract {
-                return Err(meta.error("`abstract` given twice"));
+                return Err(meta.error("`abstract` given twice; write it once"));
             }
             is_abstract = true;
             Ok(())

@@ -34,7 +34,36 @@ pub fn check(class: &Class) -> syn::Result<()> {
         }
         check_type(&field.ty, &name)?;
     }
+    for field in &class.fields {
+        let name = field.ident.to_string();
+        for other in &class.fields {
+            if let Some(accessor) = accessors(other).into_iter().find(|a| *a == name) {
+                return Err(syn::Error::new(
+                    field.ident.span(),
+                    format!(
+                        "the field name `{name}` is taken by the accessor `{accessor}` that \
+                         #[soa_class] generates for field `{}`; rename one of the two fields",
+                        other.ident
+                    ),
+                ));
+            }
+        }
+    }
     Ok(())
+}
+
+/// The names of the accessors generated for `field` besides its getter (see `expand.rs`).
+fn accessors(field: &super::ast::Field) -> Vec<String> {
+    let name = field.ident.to_string();
+    let mut names = vec![format!("set_{name}")];
+    if field.atomic {
+        names.push(format!("{name}_atomic"));
+    }
+    if matches!(field.ty, Type::Array(_)) {
+        names.push(format!("{name}_at"));
+        names.push(format!("set_{name}_at"));
+    }
+    names
 }
 
 /// Reject types that can never be plain data, with a reason; others are checked by the

@@ -61,7 +61,10 @@ impl Methods {
             ));
         }
         if !item.generics.params.is_empty() {
-            return Err(syn::Error::new(item.generics.span(), "#[soa_methods] impls cannot be generic"));
+            return Err(syn::Error::new(
+                item.generics.span(),
+                "#[soa_methods] impls cannot be generic: a class is one concrete type; remove the impl's generic parameters",
+            ));
         }
         let class = match &*item.self_ty {
             Type::Path(p) if p.qself.is_none() => p.path.segments.last().map(|s| s.ident.clone()),
@@ -81,7 +84,10 @@ impl Methods {
             if let Some(attr) = &new
                 && !matches!(attr.meta, syn::Meta::Path(_))
             {
-                return Err(syn::Error::new(attr.span(), "#[parallel_new] takes no arguments"));
+                return Err(syn::Error::new(
+                    attr.span(),
+                    "#[parallel_new] takes no arguments: write `#[parallel_new]` (effects, `creates(..)`/`frees(..)`, are for #[parallel] methods)",
+                ));
             }
             match (parallel, new) {
                 (None, None) => kept.push(ImplItem::Fn(func)),
@@ -93,11 +99,12 @@ impl Methods {
                 }
                 (Some(attr), None) => {
                     let declared = parse_effects(&attr)?;
-                    launchable.push(parse_parallel(func, declared)?)
+                    launchable.push(parse_parallel(func, declared, &class)?)
                 }
-                (None, Some(_)) => launchable.push(parse_new(func)?),
+                (None, Some(_)) => launchable.push(parse_new(func, &class)?),
             }
         }
+        check_no_calls(&class, &launchable, &kept)?;
         item.items = kept;
         Ok(Methods { item, class, launchable })
     }
@@ -127,7 +134,8 @@ fn parse_effects(attr: &syn::Attribute) -> syn::Result<Option<(Vec<Type>, Vec<Ty
             return Err(meta.error(format!("unknown option; {EFFECTS_SYNTAX}")));
         };
         if list.is_some() {
-            return Err(meta.error("given twice; list all its classes in one `(..)`"));
+            let name = if meta.path.is_ident("creates") { "creates" } else { "frees" };
+            return Err(meta.error(format!("`{name}` given twice; list all its classes in one `{name}(..)`")));
         }
         let content;
         syn::parenthesized!(content in meta.input);
@@ -185,7 +193,10 @@ fn check_plain_fn(func: &ImplItemFn, usage: &str) -> syn::Result<()> {
         return Err(syn::Error::new(sig.generics.span(), format!("{usage}; it cannot be generic")));
     }
     if sig.asyncness.is_some() || sig.constness.is_some() || sig.unsafety.is_some() {
-        return Err(syn::Error::new(sig.fn_token.span(), format!("{usage}; it is a plain, safe `fn`")));
+        return Err(syn::Error::new(
+            sig.fn_token.span(),
+            format!("{usage}; it is a plain, safe `fn`: remove `async`, `const` or `unsafe`"),
+        ));
     }
     if let Some(FnArg::Receiver(r)) = sig.inputs.first() {
         return Err(syn::Error::new(r.span(), format!("{usage}; objects are passed as `this`, not `self`")));
@@ -241,15 +252,23 @@ fn device_allocator(ty: &Type) -> Option<syn::Ident> {
     }
 }
 
-fn parse_parallel(func: ImplItemFn, declared: Option<(Vec<Type>, Vec<Type>)>) -> syn::Result<Launchable> {
+fn parse_parallel(
+    func: ImplItemFn,
+    declared: Option<(Vec<Type>, Vec<Type>)>,
+    class: &syn::Ident,
+) -> syn::Result<Launchable> {
     check_plain_fn(&func, PARALLEL_SIGNATURE)?;
     let sig = &func.sig;
     if !matches!(sig.output, ReturnType::Default) {
         return Err(syn::Error::new(sig.output.span(), format!("{PARALLEL_SIGNATURE}; it returns nothing")));
     }
     let inputs: Vec<&FnArg> = sig.inputs.iter().collect();
-    if inputs.len() < 2 || inputs.len() > 3 {
-        return Err(syn::Error::new(sig.inputs.span(), PARALLEL_SIGNATURE));
+    if inputs.len() < 2 {
+        return Err(syn::Error::new(params_span(sig), PARALLEL_SIGNATURE));
+    }
+    if inputs.len() > 3 {
+        let launch = format!("rt.parallel_do_with({class}::{}, ", sig.ident);
+        return Err(too_many_arguments(sig, &inputs[2..], "#[parallel] method", "`this` and `dev`", &launch));
     }
     let this = param_type(inputs[0]).and_then(type_name);
     let read_only = match this.as_deref() {
@@ -287,7 +306,7 @@ fn parse_parallel(func: ImplItemFn, declared: Option<(Vec<Type>, Vec<Type>)>) ->
     Ok(Launchable { kind: Kind::Parallel { read_only, effects, reads }, func, arg, allocator })
 }
 
-fn parse_new(func: ImplItemFn) -> syn::Result<Launchable> {
+fn parse_new(func: ImplItemFn, class: &syn::Ident) -> syn::Result<Launchable> {
     check_plain_fn(&func, NEW_SIGNATURE)?;
     let sig = &func.sig;
     if matches!(sig.output, ReturnType::Default) {
@@ -297,8 +316,18 @@ fn parse_new(func: ImplItemFn) -> syn::Result<Launchable> {
         ));
     }
     let inputs: Vec<&FnArg> = sig.inputs.iter().collect();
-    if inputs.len() < 2 || inputs.len() > 3 {
-        return Err(syn::Error::new(sig.inputs.span(), NEW_SIGNATURE));
+    if inputs.len() < 2 {
+        return Err(syn::Error::new(params_span(sig), NEW_SIGNATURE));
+    }
+    if inputs.len() > 3 {
+        let launch = format!("rt.parallel_new_with({class}::{}, count, ", sig.ident);
+        return Err(too_many_arguments(
+            sig,
+            &inputs[2..],
+            "#[parallel_new] constructor",
+            "`dev` and `index`",
+            &launch,
+        ));
     }
     if !param_type(inputs[0]).is_some_and(is_device_ref) {
         return Err(syn::Error::new(
@@ -318,13 +347,143 @@ fn parse_new(func: ImplItemFn) -> syn::Result<Launchable> {
     Ok(Launchable { kind: Kind::New, func, arg, allocator })
 }
 
+/// The span of a signature's parameters, or of its parentheses when it has none.
+fn params_span(sig: &syn::Signature) -> proc_macro2::Span {
+    if sig.inputs.is_empty() { sig.paren_token.span.join() } else { sig.inputs.span() }
+}
+
+/// A launchable function with more than one argument (`extra`, after the fixed parameters):
+/// reported at the extra parameters, with the struct that bundles them.
+fn too_many_arguments(
+    sig: &syn::Signature,
+    extra: &[&FnArg],
+    what: &str,
+    fixed: &str,
+    launch: &str,
+) -> syn::Error {
+    let name = sig.ident.to_string();
+    let bundle = format!("{}Args", camel_case(&name));
+    let fields: Vec<String> = extra
+        .iter()
+        .enumerate()
+        .map(|(i, a)| {
+            let field = param_name(a).map(|n| n.to_string()).unwrap_or_else(|| format!("arg{i}"));
+            let ty = param_type(a).map(type_text).unwrap_or_default();
+            format!("pub {field}: {ty}")
+        })
+        .collect();
+    let names: Vec<String> = extra.iter().filter_map(|a| param_name(a)).map(|n| format!("`{n}`")).collect();
+    let count = extra.len();
+    let extra_tokens = extra.iter().map(|a| a.to_token_stream());
+    let span = quote::quote!(#(#extra_tokens),*);
+    syn::Error::new_spanned(
+        span,
+        format!(
+            "a {what} takes at most one argument after {fixed}, and `{name}` takes {count} ({names}): \
+             bundle them in one plain-data struct, `#[repr(C)] #[derive(Clone, Copy, Plain)] \
+             pub struct {bundle} {{ {fields} }}`, take `args: {bundle}`, and launch it with \
+             `{launch}{bundle} {{ .. }})`",
+            names = names.join(", "),
+            fields = fields.join(", "),
+        ),
+    )
+}
+
+/// A type as written, without the spaces token streams print (`[u32 ; 4]` -> `[u32; 4]`).
+fn type_text(ty: &Type) -> String {
+    let mut text = ty.to_token_stream().to_string();
+    for (from, to) in
+        [(" ;", ";"), (" ,", ","), ("< ", "<"), (" <", "<"), (" >", ">"), ("& ", "&"), (" :: ", "::")]
+    {
+        text = text.replace(from, to);
+    }
+    text
+}
+
+/// A call of a launchable method (`Self::step(..)`, `Body::step(..)`) in a function of the same
+/// impl block: the method is a launch token now, not a function.
+fn check_no_calls(class: &syn::Ident, launchable: &[Launchable], kept: &[ImplItem]) -> syn::Result<()> {
+    let names: Vec<&syn::Ident> = launchable.iter().map(|l| &l.func.sig.ident).collect();
+    let bodies = launchable
+        .iter()
+        .map(|l| &l.func.block)
+        .chain(kept.iter().filter_map(|it| if let ImplItem::Fn(f) = it { Some(&f.block) } else { None }));
+    for block in bodies {
+        if let Some(called) = find_call(block.to_token_stream(), class, &names) {
+            let l = launchable.iter().find(|l| l.func.sig.ident == called).expect("a launchable name");
+            let (attr, launch) = match l.kind {
+                Kind::Parallel { .. } => ("#[parallel]", format!("rt.parallel_do({class}::{called})")),
+                Kind::New => ("#[parallel_new]", format!("rt.parallel_new({class}::{called}, count)")),
+            };
+            return Err(syn::Error::new(
+                called.span(),
+                format!(
+                    "`{called}` is a {attr} method: #[soa_methods] turns it into a launch token for the \
+                     host (`{launch}`), so it cannot be called as a function; move the code both \
+                     need into a plain associated fn without {attr} (e.g. `fn {called}_one(..)`) \
+                     and call that from both"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The first `name` of `names` called as `Self::name(..)` or `Class::name(..)` in `tokens`
+/// (also inside groups), with the span of that call's `name`.
+fn find_call(
+    tokens: proc_macro2::TokenStream,
+    class: &syn::Ident,
+    names: &[&syn::Ident],
+) -> Option<syn::Ident> {
+    use proc_macro2::{Delimiter, TokenTree};
+    let tokens: Vec<TokenTree> = tokens.into_iter().collect();
+    for (i, t) in tokens.iter().enumerate() {
+        if let [
+            TokenTree::Ident(owner),
+            TokenTree::Punct(c1),
+            TokenTree::Punct(c2),
+            TokenTree::Ident(name),
+            TokenTree::Group(args),
+        ] = &tokens[i..tokens.len().min(i + 5)]
+            && (owner == "Self" || owner == class)
+            && c1.as_char() == ':'
+            && c2.as_char() == ':'
+            && args.delimiter() == Delimiter::Parenthesis
+            && names.iter().any(|n| *n == name)
+        {
+            return Some(name.clone());
+        }
+        if let TokenTree::Group(g) = t
+            && let Some(found) = find_call(g.stream(), class, names)
+        {
+            return Some(found);
+        }
+    }
+    None
+}
+
+/// `step_all` -> `StepAll`.
+fn camel_case(name: &str) -> String {
+    name.split('_')
+        .filter(|w| !w.is_empty())
+        .map(|w| {
+            let mut c = w.chars();
+            c.next().map(|f| f.to_uppercase().chain(c).collect::<String>()).unwrap_or_default()
+        })
+        .collect()
+}
+
 /// Parameters must be plain identifiers (they are forwarded by name).
 fn check_arg_pattern(func: &ImplItemFn) -> syn::Result<()> {
     for input in &func.sig.inputs {
         if let FnArg::Typed(t) = input
             && !matches!(&*t.pat, Pat::Ident(_) | Pat::Wild(_))
         {
-            return Err(syn::Error::new(t.pat.span(), "launchable methods take parameters by plain name"));
+            return Err(syn::Error::new(
+                t.pat.span(),
+                "#[parallel] and #[parallel_new] methods take parameters by plain name (`arg: T`), not patterns; destructure the argument in the body",
+            ));
         }
     }
     Ok(())
