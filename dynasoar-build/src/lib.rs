@@ -1,12 +1,30 @@
-//! The PTX builder: compiles a model crate for `nvptx64-nvidia-cuda` from an app's `build.rs`.
+//! The PTX builder: compiles a model crate for `nvptx64-nvidia-cuda` from a build script.
 //!
-//! In an app's `build.rs`:
+//! **One package** (a model and its app together; see `templates/minimal`): the package's
+//! `build.rs` compiles the package's own library to PTX,
+//!
+//! ```no_run
+//! fn main() {
+//!     dynasoar_build::PtxBuilder::this_package().embed();
+//! }
+//! ```
+//!
+//! and the app (`src/main.rs`) embeds it with `dynasoar::include_ptx!()`. The library is the
+//! model: `#![no_std]` and `#![cfg_attr(target_arch = "nvptx64", feature(abi_ptx))]` at the top
+//! of `src/lib.rs` (the builder checks both), and the app's own dependencies under
+//! `[target.'cfg(not(target_arch = "nvptx64"))'.dependencies]`, since the device build
+//! compiles the library's dependencies too. The device build of the package runs its build
+//! script once more, for `nvptx64`; there the builder does nothing.
+//!
+//! **Two crates** (a model crate and an app crate, as `examples/apps` and `examples/models`):
 //!
 //! ```no_run
 //! dynasoar_build::PtxBuilder::new("../models").build_or_exit("models.ptx");
 //! ```
 //!
-//! and in the app: `include_str!(concat!(env!("OUT_DIR"), "/models.ptx"))`.
+//! and in the app: `include_str!(concat!(env!("OUT_DIR"), "/models.ptx"))`. Or
+//! `PtxBuilder::new("../models").embed_as("models")` and `dynasoar::include_ptx!("models")`,
+//! which report a compile error of the model once instead of twice ([`PtxBuilder::embed_as`]).
 //!
 //! To run the model on the general-purpose allocators of the comparison suite too
 //! (`dynasoar-baselines`), build its AOS variant as well,
@@ -40,6 +58,19 @@ const MIN_SM: u32 = 70;
 
 const TARGET: &str = "nvptx64-nvidia-cuda";
 
+/// The name [`PtxBuilder::embed`] gives the PTX, and the one `dynasoar::include_ptx!()` reads:
+/// `$OUT_DIR/model.ptx`.
+pub const DEFAULT_PTX_NAME: &str = "model";
+
+/// Set for the device build to the directory of the crate it compiles: that crate's own build
+/// script, run again by the device build, then knows not to start another one.
+const NESTED_ENV: &str = "DYNASOAR_PTX_BUILD_OF";
+
+/// The crate attributes every model crate's root needs, as the line to add, and how to find
+/// each (whitespace removed, after `#![`).
+const REQUIRED_ATTRIBUTES: [(&str, &str); 2] =
+    [("#![no_std]", "no_std"), ("#![cfg_attr(target_arch = \"nvptx64\", feature(abi_ptx))]", "abi_ptx")];
+
 /// Why a PTX build failed.
 #[derive(Debug)]
 pub enum BuildError {
@@ -54,6 +85,12 @@ pub enum BuildError {
     InstallFailed {
         command: String,
         output: String,
+    },
+    /// The model crate's root (`file`) lacks crate attributes the device build needs; `lines`
+    /// are the lines to add.
+    MissingAttributes {
+        file: PathBuf,
+        lines: Vec<&'static str>,
     },
     /// The device crate failed to compile; `output` is cargo/rustc's own report.
     CompileFailed {
@@ -84,8 +121,36 @@ impl fmt::Display for BuildError {
                 "installing the device toolchain failed. Run this yourself and build again:\n    \
                  {command}\n{output}"
             ),
+            BuildError::MissingAttributes { file, lines } => {
+                write!(
+                    f,
+                    "{} is the root of a model crate, compiled for the GPU too, and lacks {}. Add \
+                     at the top of the file:\n",
+                    file.display(),
+                    if lines.len() == 1 { "a crate attribute" } else { "crate attributes" }
+                )?;
+                for line in lines {
+                    writeln!(f, "    {line}")?;
+                }
+                write!(
+                    f,
+                    "(`no_std`: the GPU has no standard library; the `cfg_attr`: the GPU's kernel \
+                     entries need the nightly feature `abi_ptx`, enabled only in the device \
+                     build so that the host build stays on stable Rust)"
+                )
+            }
             BuildError::CompileFailed { output } => {
-                write!(f, "the device (PTX) build failed:\n{output}")
+                write!(f, "the device (PTX) build failed:\n{output}")?;
+                if output.contains("can't find crate for `std`") {
+                    write!(
+                        f,
+                        "\nhint: a dependency of the model crate needs the standard library, which \
+                         the GPU lacks. An app's own dependencies go under \
+                         [target.'cfg(not(target_arch = \"nvptx64\"))'.dependencies] in its \
+                         Cargo.toml."
+                    )?;
+                }
+                Ok(())
             }
             BuildError::MissingOutput(p) => {
                 write!(f, "the device build finished but wrote no PTX at {}", p.display())
@@ -180,6 +245,24 @@ impl PtxBuilder {
         }
     }
 
+    /// A builder for the library of the package whose build script calls it (the one-package
+    /// form: see the crate docs).
+    pub fn this_package() -> Self {
+        Self::new(".")
+    }
+
+    /// Whether this is the build script of the crate being compiled by one of our device
+    /// builds (which runs the crate's build script again), or of a crate compiled for the GPU:
+    /// then there is no PTX to make.
+    fn is_nested(&self) -> bool {
+        let device_target = env::var("TARGET").is_ok_and(|t| t.starts_with("nvptx64"));
+        let same_crate = env::var_os(NESTED_ENV).is_some_and(|dir| {
+            let dir = PathBuf::from(dir);
+            dir == self.crate_dir || dir.canonicalize().ok() == self.crate_dir.canonicalize().ok()
+        });
+        device_target || same_crate
+    }
+
     /// Compile for this GPU architecture (`sm_XY`); overrides `DYNASOAR_GPU_ARCH`.
     pub fn arch(mut self, arch: impl Into<String>) -> Self {
         self.arch = Some(arch.into());
@@ -262,14 +345,18 @@ impl PtxBuilder {
 
         let manifest = self.crate_dir.join("Cargo.toml");
         let crate_name = read_package_name(&manifest)?;
+        let root = self.crate_dir.join(read_lib_path(&manifest)?);
+        check_crate_attributes(&root)?;
         let variant = if self.aos { format!("{crate_name}-aos") } else { crate_name.clone() };
         let target_dir = self.target_dir.clone().unwrap_or_else(|| default_target_dir(&variant));
 
         let mut cmd = clean_command("rustup");
-        cmd.args(["run", DEVICE_TOOLCHAIN, "cargo", "rustc"])
+        cmd.env(NESTED_ENV, &self.crate_dir)
+            .args(["run", DEVICE_TOOLCHAIN, "cargo", "rustc"])
             .arg("--manifest-path")
             .arg(&manifest)
-            .args(["--release", "--target", TARGET, "-Zbuild-std=core", "--crate-type", "cdylib"])
+            // The library alone (a package may hold an app's binaries too).
+            .args(["--lib", "--release", "--target", TARGET, "-Zbuild-std=core", "--crate-type", "cdylib"])
             .arg("--target-dir")
             .arg(&target_dir)
             // The overrides touch only this nested build's profile, never the host's.
@@ -327,9 +414,100 @@ impl PtxBuilder {
         Ok(PtxOutput { ptx, arch, sources })
     }
 
+    /// Build the PTX for `dynasoar::include_ptx!()`: [`embed_as`](Self::embed_as) with the
+    /// name [`DEFAULT_PTX_NAME`].
+    pub fn embed(&self) {
+        self.embed_as(DEFAULT_PTX_NAME)
+    }
+
+    /// Build the PTX for `dynasoar::include_ptx!("<name>")`: copy it to `$OUT_DIR/<name>.ptx`
+    /// and write `$OUT_DIR/<name>.ptx.rs`, the expression the macro includes. Does nothing in
+    /// the build script's run for the GPU (see [`this_package`](Self::this_package)).
+    ///
+    /// A compile error of the model is reported once. Rather than fail the build script with
+    /// the device build's report of errors that the host build of the same crate reports too
+    /// (the model is compiled for the host after this build script in one package, and beside
+    /// it in two crates), the builder prints a one-line warning, keeps the report in
+    /// `$OUT_DIR/<name>.ptx.log` and makes `<name>.ptx.rs` a `compile_error!` holding it. The
+    /// host build of the model then reports its errors, and the app, which is compiled only
+    /// if the model compiles for the host, reports the device build's errors at
+    /// `include_ptx!` where the host build has none (code only the GPU build compiles). Other
+    /// failures (no toolchain, a missing crate attribute) fail the build script.
+    pub fn embed_as(&self, name: &str) {
+        if self.is_nested() {
+            return;
+        }
+        if let Err(err) = self.try_embed(name) {
+            eprintln!("error: {err}");
+            std::process::exit(1);
+        }
+    }
+
+    fn try_embed(&self, name: &str) -> Result<(), BuildError> {
+        let out_dir = env::var_os("OUT_DIR").map(PathBuf::from).ok_or_else(|| {
+            BuildError::Io("OUT_DIR is not set".into(), std::io::ErrorKind::NotFound.into())
+        })?;
+        let ptx_dest = out_dir.join(format!("{name}.ptx"));
+        let rs_dest = out_dir.join(format!("{name}.ptx.rs"));
+        let log_dest = out_dir.join(format!("{name}.ptx.log"));
+        let write = |path: &Path, text: &str| {
+            std::fs::write(path, text).map_err(|e| BuildError::Io(format!("writing {}", path.display()), e))
+        };
+        match self.build() {
+            Ok(out) => {
+                std::fs::copy(&out.ptx, &ptx_dest).map_err(|e| {
+                    BuildError::Io(format!("copying {} to {}", out.ptx.display(), ptx_dest.display()), e)
+                })?;
+                let _ = std::fs::remove_file(&log_dest);
+                write(&rs_dest, &format!("include_str!({})\n", rust_string(&ptx_dest.to_string_lossy())))
+            }
+            Err(BuildError::CompileFailed { output }) => {
+                let crate_name = read_package_name(&self.crate_dir.join("Cargo.toml"))?;
+                let _ = std::fs::remove_file(&ptx_dest);
+                write(&log_dest, &output)?;
+                let report = format!(
+                    "the device (PTX) build of `{crate_name}` failed with errors that the host build \
+                     does not have (code that only the GPU build compiles, or a dependency that \
+                     does not build for the GPU):\n{}",
+                    BuildError::CompileFailed { output }
+                );
+                write(&rs_dest, &format!("compile_error!({})\n", rust_string(&report)))?;
+                self.directive(format_args!(
+                    "warning=the device (PTX) build of `{crate_name}` failed: rustc reports the errors \
+                     (the device build's own report: {})",
+                    log_dest.display()
+                ));
+                // Rebuild once any source of the model changes (the last good build's dep-info
+                // names its dependencies too).
+                let manifest = self.crate_dir.join("Cargo.toml");
+                self.directive(format_args!("rerun-if-changed={}", manifest.display()));
+                self.directive(format_args!("rerun-if-changed={}", self.crate_dir.join("src").display()));
+                let target_dir = self.target_dir.clone().unwrap_or_else(|| {
+                    default_target_dir(&if self.aos {
+                        format!("{crate_name}-aos")
+                    } else {
+                        crate_name.clone()
+                    })
+                });
+                for src in
+                    read_dep_info(&target_dir.join(TARGET).join("release").join("deps"), &self.crate_dir)
+                {
+                    self.directive(format_args!("rerun-if-changed={}", src.display()));
+                }
+                Ok(())
+            }
+            Err(err) => Err(err),
+        }
+    }
+
     /// Build and copy the PTX to `$OUT_DIR/<file_name>`, for `include_str!`. On failure print
-    /// the error (rustc's own messages included) and exit, failing the build script.
+    /// the error (rustc's own messages included) and exit, failing the build script. (A compile
+    /// error of the model is then reported by the host build of the model crate too;
+    /// [`embed_as`](Self::embed_as) reports it once.)
     pub fn build_or_exit(&self, file_name: &str) -> PathBuf {
+        if self.is_nested() {
+            return PathBuf::new();
+        }
         let result = self.build().and_then(|out| {
             let out_dir = env::var_os("OUT_DIR").map(PathBuf::from).ok_or_else(|| {
                 BuildError::Io("OUT_DIR is not set".into(), std::io::ErrorKind::NotFound.into())
@@ -455,6 +633,95 @@ fn read_package_name(manifest: &Path) -> Result<String, BuildError> {
         format!("no [package] name in {}", manifest.display()),
         std::io::ErrorKind::InvalidData.into(),
     ))
+}
+
+/// `text` as a Rust string literal.
+fn rust_string(text: &str) -> String {
+    format!("{text:?}")
+}
+
+/// The path of the library's root in a manifest: `path` under `[lib]`, else `src/lib.rs`.
+fn read_lib_path(manifest: &Path) -> Result<PathBuf, BuildError> {
+    let text = std::fs::read_to_string(manifest)
+        .map_err(|e| BuildError::Io(format!("reading {}", manifest.display()), e))?;
+    let mut in_lib = false;
+    for line in text.lines() {
+        let line = line.trim();
+        if line.starts_with('[') {
+            in_lib = line == "[lib]";
+            continue;
+        }
+        if in_lib
+            && let Some(rest) = line.strip_prefix("path")
+            && let Some(value) = rest.trim_start().strip_prefix('=')
+        {
+            return Ok(PathBuf::from(value.trim().trim_matches('"')));
+        }
+    }
+    Ok(PathBuf::from("src/lib.rs"))
+}
+
+/// Fails, naming the file and the lines to add, if the crate root `root` lacks a crate
+/// attribute of [`REQUIRED_ATTRIBUTES`].
+fn check_crate_attributes(root: &Path) -> Result<(), BuildError> {
+    let text = std::fs::read_to_string(root)
+        .map_err(|e| BuildError::Io(format!("reading the model crate's root {}", root.display()), e))?;
+    let lines = missing_crate_attributes(&text);
+    if lines.is_empty() {
+        Ok(())
+    } else {
+        Err(BuildError::MissingAttributes { file: root.to_path_buf(), lines })
+    }
+}
+
+/// The lines of [`REQUIRED_ATTRIBUTES`] whose attribute the crate root `text` lacks. An
+/// attribute counts where an inner attribute (`#![...]`, whitespace and line comments aside)
+/// names it: `#![no_std]` or `#![cfg_attr(not(test), no_std)]`; `feature(abi_ptx)` under a
+/// `cfg_attr` that names `nvptx64`.
+fn missing_crate_attributes(text: &str) -> Vec<&'static str> {
+    let code: String = text
+        .lines()
+        .map(|line| line.split("//").next().unwrap_or(""))
+        .flat_map(|line| line.chars())
+        .filter(|c| !c.is_whitespace())
+        .collect();
+    // The inner attributes, each up to its closing bracket.
+    let mut attrs = Vec::new();
+    let mut rest = code.as_str();
+    while let Some(start) = rest.find("#![") {
+        let body = &rest[start + 3..];
+        let mut depth = 1usize;
+        let end = body
+            .char_indices()
+            .find(|&(_, c)| {
+                match c {
+                    '[' | '(' => depth += 1,
+                    ']' | ')' => depth -= 1,
+                    _ => {}
+                }
+                depth == 0
+            })
+            .map_or(body.len(), |(i, _)| i);
+        attrs.push(&body[..end]);
+        rest = &body[end..];
+    }
+    // A word of the attribute outside string literals.
+    let has_word = |attr: &str, word: &str| {
+        attr.split('"')
+            .step_by(2)
+            .flat_map(|part| part.split(|c: char| !(c.is_alphanumeric() || c == '_')))
+            .any(|w| w == word)
+    };
+    REQUIRED_ATTRIBUTES
+        .iter()
+        .filter(|&&(_, word)| {
+            !attrs.iter().any(|attr| {
+                has_word(attr, word)
+                    && (word != "abi_ptx" || (attr.starts_with("cfg_attr(") && attr.contains("\"nvptx64\"")))
+            })
+        })
+        .map(|&(line, _)| line)
+        .collect()
 }
 
 /// `<outer target dir>/dynasoar-ptx/<crate>`, found from `OUT_DIR`
@@ -590,6 +857,67 @@ mod tests {
         let err = PtxBuilder::new(".").arch("ampere").quiet().resolve_arch().unwrap_err();
         let msg = err.to_string();
         assert!(msg.contains("`ampere`") && msg.contains("sm_XY") && msg.contains("sm_90"), "{msg}");
+    }
+
+    const NO_STD: &str = "#![no_std]";
+    const ABI_PTX: &str = "#![cfg_attr(target_arch = \"nvptx64\", feature(abi_ptx))]";
+
+    #[test]
+    fn crate_attributes_are_found_in_any_layout() {
+        let both = "//! A model.\n#![no_std]\n#![cfg_attr(target_arch = \"nvptx64\", feature(abi_ptx))]\n\npub mod a;\n";
+        assert!(missing_crate_attributes(both).is_empty());
+        let spread = "#![cfg_attr(\n    target_arch = \"nvptx64\",\n    feature(abi_ptx, core_intrinsics)\n)]\n#![ no_std ]\n";
+        assert!(missing_crate_attributes(spread).is_empty());
+        let conditional =
+            "#![cfg_attr(not(test), no_std)]\n#![cfg_attr(target_arch=\"nvptx64\",feature(abi_ptx))]";
+        assert!(missing_crate_attributes(conditional).is_empty());
+    }
+
+    #[test]
+    fn missing_crate_attributes_are_named_with_the_line_to_add() {
+        assert_eq!(missing_crate_attributes("pub mod a;\n"), vec![NO_STD, ABI_PTX]);
+        assert_eq!(missing_crate_attributes("#![no_std]\npub mod a;\n"), vec![ABI_PTX]);
+        // What rustc suggests breaks the stable host build: it does not count.
+        assert_eq!(missing_crate_attributes("#![no_std]\n#![feature(abi_ptx)]\n"), vec![ABI_PTX]);
+        // Comments and other attributes do not count.
+        let commented =
+            "// #![no_std]\n#![cfg_attr(target_arch = \"x86_64\", feature(abi_ptx))]\n#![doc = \"no_std\"]\n";
+        assert_eq!(missing_crate_attributes(commented), vec![NO_STD, ABI_PTX]);
+        assert_eq!(
+            missing_crate_attributes(
+                "#![allow(no_std_x)]\n#![cfg_attr(target_arch = \"nvptx64\", feature(abi_ptx))]"
+            ),
+            vec![NO_STD]
+        );
+    }
+
+    #[test]
+    fn a_model_without_its_attributes_fails_before_compiling_naming_file_and_line() {
+        let dir = env::temp_dir().join(format!("dynasoar-attrs-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("src")).unwrap();
+        std::fs::write(dir.join("Cargo.toml"), "[package]\nname = \"m\"\n").unwrap();
+        std::fs::write(dir.join("src/lib.rs"), "#![no_std]\npub fn f() {}\n").unwrap();
+        // No toolchain is run: the check comes first (an arch is given so that the environment
+        // does not matter, and the toolchain check would come after it).
+        let err = PtxBuilder::new(&dir).quiet().build().unwrap_err();
+        let msg = err.to_string();
+        assert!(matches!(err, BuildError::MissingAttributes { .. }), "{msg}");
+        assert!(msg.contains(&dir.join("src/lib.rs").display().to_string()), "{msg}");
+        assert!(msg.contains(&format!("\n    {ABI_PTX}\n")), "{msg}");
+        assert!(!msg.contains("    #![no_std]"), "{msg}");
+        // `[lib] path` names the root.
+        std::fs::write(dir.join("Cargo.toml"), "[package]\nname = \"m\"\n[lib]\npath = \"model.rs\"\n")
+            .unwrap();
+        std::fs::write(dir.join("model.rs"), "pub fn f() {}\n").unwrap();
+        let msg = PtxBuilder::new(&dir).quiet().build().unwrap_err().to_string();
+        assert!(msg.contains(&dir.join("model.rs").display().to_string()), "{msg}");
+        assert!(msg.contains(&format!("\n    {NO_STD}\n    {ABI_PTX}\n")), "{msg}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn rust_string_round_trips_quotes_backslashes_and_newlines() {
+        assert_eq!(rust_string("a \"b\"\\c\nd"), "\"a \\\"b\\\"\\\\c\\nd\"");
     }
 
     #[test]

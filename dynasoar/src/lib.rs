@@ -75,8 +75,10 @@
 //! # }
 //! ```
 //!
-//! See the repository's README for the two-target build (a model crate, and an app whose
-//! `build.rs` compiles it to PTX) and ARCHITECTURE.md for how the pieces fit.
+//! An app runs on the GPU with the PTX of its model: a package's `build.rs` compiles the
+//! package's library (the model) with `dynasoar_build::PtxBuilder::this_package().embed()`, and
+//! [`include_ptx!`] embeds the result. See the repository's README, `templates/minimal` and
+//! `docs/tutorial.md` for a complete package, and ARCHITECTURE.md for how the pieces fit.
 #![no_std]
 #![deny(missing_docs)]
 
@@ -88,6 +90,27 @@ pub use dynasoar_device::{
     RawHandle, Ref, Registered, View, Writable, arch, math, rand,
 };
 pub use dynasoar_macros::{Plain, allocator, kernel, soa_class, soa_methods};
+
+/// The PTX that the package's build script compiled with `dynasoar-build`, as a `&'static str`:
+/// `include_ptx!()` for `PtxBuilder::this_package().embed()` (the one-package form: a model
+/// library and its app in one package), `include_ptx!("name")` for `embed_as("name")`.
+///
+/// ```ignore
+/// const PTX: &str = dynasoar::include_ptx!();
+/// let rt = Runtime::<Space>::builder(PTX).build()?;
+/// ```
+///
+/// Where the device build failed with errors the host build does not report, this is a
+/// compile error that shows them (see `PtxBuilder::embed_as`).
+#[macro_export]
+macro_rules! include_ptx {
+    () => {
+        $crate::include_ptx!("model")
+    };
+    ($name:literal) => {
+        include!(concat!(env!("OUT_DIR"), "/", $name, ".ptx.rs"))
+    };
+}
 
 /// The DynaSOAr core's building blocks, for code that works below the object API (custom
 /// kernels over the heap, allocator benchmarks): the heap, its allocator, bitmaps, blocks,
