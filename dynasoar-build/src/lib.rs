@@ -132,25 +132,22 @@ impl fmt::Display for BuildError {
                 for line in lines {
                     writeln!(f, "    {line}")?;
                 }
-                write!(
-                    f,
-                    "(`no_std`: the GPU has no standard library; the `cfg_attr`: the GPU's kernel \
-                     entries need the nightly feature `abi_ptx`, enabled only in the device \
-                     build so that the host build stays on stable Rust)"
-                )
-            }
-            BuildError::CompileFailed { output } => {
-                write!(f, "the device (PTX) build failed:\n{output}")?;
-                if output.contains("can't find crate for `std`") {
-                    write!(
-                        f,
-                        "\nhint: a dependency of the model crate needs the standard library, which \
-                         the GPU lacks. An app's own dependencies go under \
-                         [target.'cfg(not(target_arch = \"nvptx64\"))'.dependencies] in its \
-                         Cargo.toml."
-                    )?;
+                for line in lines {
+                    if line.contains("no_std") {
+                        writeln!(f, "(`no_std`: the GPU has no standard library)")?;
+                    } else {
+                        writeln!(
+                            f,
+                            "(the `cfg_attr`: the GPU's kernel entries need the nightly feature \
+                             `abi_ptx`, enabled only in the device build, so that the host build \
+                             stays on stable Rust)"
+                        )?;
+                    }
                 }
                 Ok(())
+            }
+            BuildError::CompileFailed { output } => {
+                write!(f, "the device (PTX) build failed:\n{output}{}", compile_hint(output))
             }
             BuildError::MissingOutput(p) => {
                 write!(f, "the device build finished but wrote no PTX at {}", p.display())
@@ -224,7 +221,9 @@ impl PtxBuilder {
     /// A builder for the crate at `crate_dir` (relative paths are relative to the calling
     /// crate's manifest directory when run from a build script).
     pub fn new(crate_dir: impl AsRef<Path>) -> Self {
-        let dir = crate_dir.as_ref();
+        // Without `.` components, so that paths in messages read well.
+        let dir: PathBuf =
+            crate_dir.as_ref().components().filter(|c| *c != std::path::Component::CurDir).collect();
         let dir = if dir.is_relative() {
             match env::var_os("CARGO_MANIFEST_DIR") {
                 Some(base) => PathBuf::from(base).join(dir),
@@ -427,8 +426,8 @@ impl PtxBuilder {
     /// A compile error of the model is reported once. Rather than fail the build script with
     /// the device build's report of errors that the host build of the same crate reports too
     /// (the model is compiled for the host after this build script in one package, and beside
-    /// it in two crates), the builder prints a one-line warning, keeps the report in
-    /// `$OUT_DIR/<name>.ptx.log` and makes `<name>.ptx.rs` a `compile_error!` holding it. The
+    /// it in two crates), the builder keeps the report in `$OUT_DIR/<name>.ptx.log` and makes
+    /// `<name>.ptx.rs` a `compile_error!` holding it. The
     /// host build of the model then reports its errors, and the app, which is compiled only
     /// if the model compiles for the host, reports the device build's errors at
     /// `include_ptx!` where the host build has none (code only the GPU build compiles). Other
@@ -468,15 +467,10 @@ impl PtxBuilder {
                 let report = format!(
                     "the device (PTX) build of `{crate_name}` failed with errors that the host build \
                      does not have (code that only the GPU build compiles, or a dependency that \
-                     does not build for the GPU):\n{}",
-                    BuildError::CompileFailed { output }
+                     does not build for the GPU):\n{output}{}",
+                    compile_hint(&output)
                 );
                 write(&rs_dest, &format!("compile_error!({})\n", rust_string(&report)))?;
-                self.directive(format_args!(
-                    "warning=the device (PTX) build of `{crate_name}` failed: rustc reports the errors \
-                     (the device build's own report: {})",
-                    log_dest.display()
-                ));
                 // Rebuild once any source of the model changes (the last good build's dep-info
                 // names its dependencies too).
                 let manifest = self.crate_dir.join("Cargo.toml");
@@ -633,6 +627,17 @@ fn read_package_name(manifest: &Path) -> Result<String, BuildError> {
         format!("no [package] name in {}", manifest.display()),
         std::io::ErrorKind::InvalidData.into(),
     ))
+}
+
+/// A hint for a failed device build's `output`, or nothing.
+fn compile_hint(output: &str) -> &'static str {
+    if output.contains("can't find crate for `std`") {
+        "\nhint: a dependency of the model crate needs the standard library, which the GPU \
+         lacks. An app's own dependencies go under \
+         [target.'cfg(not(target_arch = \"nvptx64\"))'.dependencies] in its Cargo.toml."
+    } else {
+        ""
+    }
 }
 
 /// `text` as a Rust string literal.
