@@ -37,8 +37,8 @@ pub fn expand(args: TokenStream, input: TokenStream) -> syn::Result<TokenStream>
     let func: ItemFn = syn::parse2(input)?;
     let sig = &func.sig;
     if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
-        return Err(syn::Error::new(
-            sig.generics.span(),
+        return Err(syn::Error::new_spanned(
+            &sig.generics,
             "a kernel cannot be generic: its PTX entry point needs one concrete name",
         ));
     }
@@ -49,18 +49,20 @@ pub fn expand(args: TokenStream, input: TokenStream) -> syn::Result<TokenStream>
         ));
     }
     if !matches!(sig.output, ReturnType::Default) {
-        return Err(syn::Error::new(
-            sig.output.span(),
+        return Err(syn::Error::new_spanned(
+            &sig.output,
             "a kernel returns nothing: it writes its results to device memory (a `DevPtr` in its parameter struct)",
         ));
     }
     let param_ty = match (sig.inputs.len(), sig.inputs.first()) {
         (1, Some(FnArg::Typed(pat))) => &pat.ty,
         _ => {
-            return Err(syn::Error::new(
-                sig.inputs.span(),
-                "a kernel takes exactly one parameter: a `#[repr(C)]` struct deriving `Plain`",
-            ));
+            let message = "a kernel takes exactly one parameter: a `#[repr(C)]` struct deriving `Plain`";
+            return Err(if sig.inputs.is_empty() {
+                syn::Error::new(sig.paren_token.span.join(), message)
+            } else {
+                syn::Error::new_spanned(&sig.inputs, message)
+            });
         }
     };
 

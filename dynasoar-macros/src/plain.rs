@@ -21,8 +21,8 @@ pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
         }
     };
     if !input.generics.params.is_empty() {
-        return Err(syn::Error::new(
-            input.generics.span(),
+        return Err(syn::Error::new_spanned(
+            &input.generics,
             "`Plain` structs cannot be generic: device memory needs one concrete layout",
         ));
     }

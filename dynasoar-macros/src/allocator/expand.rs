@@ -22,6 +22,25 @@ pub fn expand(a: &Allocator) -> TokenStream {
     let parents =
         classes.iter().map(|c| quote!(<<#c as #p::Class>::Parent as #p::class::ParentTypeId>::TYPE_ID));
 
+    // A class's parent must live in the same allocator: a trait of this allocator's own,
+    // implemented by its classes (and `NoParent`), which each class's parent must implement
+    // (checked before anything else uses the parent's registration, so that this is the
+    // first error).
+    let parent_in_message = format!("the parent class `{{Self}}` is not in allocator `{name}`");
+    let parent_in_note = format!(
+        "a class and its parent share one allocator: list `{{Self}}` in `allocator!({name}: ...)` \
+         too, or list the subclass in the parent's allocator"
+    );
+    let parent_checks = classes.iter().map(|c| {
+        quote_spanned! {c.span()=>
+            impl #consts::ClassOfThisAllocator for #c {}
+            const _: fn() = || {
+                fn parent_in<P: #consts::ClassOfThisAllocator>() {}
+                parent_in::<<#c as #p::Class>::Parent>();
+            };
+        }
+    });
+
     let registrations = classes.iter().enumerate().map(|(i, c)| {
         let id = i as u8;
         let class_name = Allocator::class_name(c);
@@ -57,12 +76,6 @@ pub fn expand(a: &Allocator) -> TokenStream {
                     || #p::layout::fits(::core::mem::size_of::<#c>(), #consts::SMALLEST),
                 #too_big
             );
-
-            // A class's parent must live in the same allocator.
-            const _: fn() = || {
-                fn parent_in<P: #p::class::ParentIn<#ident>>() {}
-                parent_in::<<#c as #p::Class>::Parent>();
-            };
 
             #[doc(hidden)]
             #[allow(non_snake_case)]
@@ -103,16 +116,26 @@ pub fn expand(a: &Allocator) -> TokenStream {
         #[doc = #doc]
         #vis enum #ident {}
 
+        #(#parent_checks)*
+
         #[doc(hidden)]
         #[allow(non_snake_case)]
         mod #consts {
             #[allow(unused_imports)]
             use super::*;
             pub const SIZES: [usize; #n] = [#(#concrete_sizes),*];
-            pub const SMALLEST: u64 = #p::layout::smallest_size(&SIZES);
+            const SMALLEST_CONCRETE: u64 = #p::layout::smallest_size(&SIZES);
+            const _: () = assert!(SMALLEST_CONCRETE != u64::MAX, "an allocator needs at least one concrete (non-abstract) class: abstract classes are never allocated; list a concrete subclass too");
+            // Without a concrete class (the error above), a size that keeps the geometry's
+            // arithmetic from failing too.
+            pub const SMALLEST: u64 = if SMALLEST_CONCRETE == u64::MAX { 1 } else { SMALLEST_CONCRETE };
             pub const BLOCK_BYTES: u64 = #p::layout::block_bytes(SMALLEST);
             pub const PARENTS: [u8; #n] = [#(#parents),*];
-            const _: () = assert!(SMALLEST != u64::MAX, "an allocator needs at least one concrete (non-abstract) class: abstract classes are never allocated; list a concrete subclass too");
+
+            /// Implemented by the allocator's classes: a class's parent must be one of them.
+            #[diagnostic::on_unimplemented(message = #parent_in_message, note = #parent_in_note)]
+            pub trait ClassOfThisAllocator {}
+            impl ClassOfThisAllocator for #p::NoParent {}
         }
 
         impl #p::AllocatorSpec for #ident {

@@ -54,8 +54,8 @@ impl Class {
         let named = match s.fields {
             Fields::Named(named) => named,
             Fields::Unnamed(f) => {
-                return Err(syn::Error::new(
-                    f.span(),
+                return Err(syn::Error::new_spanned(
+                    &f,
                     "a SOA class needs named fields: each field becomes its own array, accessed by name",
                 ));
             }
@@ -74,8 +74,8 @@ impl Class {
             for attr in f.attrs {
                 if attr.path().is_ident("atomic") {
                     if !matches!(attr.meta, syn::Meta::Path(_)) {
-                        return Err(syn::Error::new(
-                            attr.span(),
+                        return Err(syn::Error::new_spanned(
+                            &attr,
                             "`#[atomic]` takes no arguments: write `#[atomic]` on the field",
                         ));
                     }

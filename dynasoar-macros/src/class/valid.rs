@@ -18,8 +18,8 @@ pub fn check(class: &Class) -> syn::Result<()> {
         ));
     }
     if !class.generics.params.is_empty() {
-        return Err(syn::Error::new(
-            class.generics.span(),
+        return Err(syn::Error::new_spanned(
+            &class.generics,
             "a SOA class cannot be generic: its block layout is fixed at compile time; make one \
              class per concrete type",
         ));
@@ -70,15 +70,15 @@ fn accessors(field: &super::ast::Field) -> Vec<String> {
 /// `Plain` assertions the expansion emits.
 fn check_type(ty: &Type, field: &str) -> syn::Result<()> {
     match ty {
-        Type::Reference(r) => Err(syn::Error::new(
-            r.span(),
+        Type::Reference(r) => Err(syn::Error::new_spanned(
+            r,
             format!(
                 "field `{field}` is a reference: objects live in device memory, where references \
                  to host data mean nothing; to refer to another object, store a `Handle<T>`"
             ),
         )),
-        Type::Ptr(p) => Err(syn::Error::new(
-            p.span(),
+        Type::Ptr(p) => Err(syn::Error::new_spanned(
+            p,
             format!(
                 "field `{field}` is a raw pointer: SOA classes hold plain data; to refer to another \
                  object, store a `Handle<T>`"
@@ -91,8 +91,8 @@ fn check_type(ty: &Type, field: &str) -> syn::Result<()> {
             let name = last.ident.to_string();
             let heap_owned = ["Box", "Vec", "String", "Rc", "Arc", "HashMap", "BTreeMap", "VecDeque"];
             if heap_owned.contains(&name.as_str()) {
-                return Err(syn::Error::new(
-                    p.span(),
+                return Err(syn::Error::new_spanned(
+                    p,
                     format!(
                         "field `{field}` has type `{name}`, which owns host memory: SOA classes hold \
                          plain, fixed-size data; use a fixed array `[T; N]`, or objects linked by \
@@ -112,12 +112,12 @@ fn check_type(ty: &Type, field: &str) -> syn::Result<()> {
             }
             Ok(())
         }
-        Type::TraitObject(t) => Err(syn::Error::new(
-            t.span(),
+        Type::TraitObject(t) => Err(syn::Error::new_spanned(
+            t,
             format!("field `{field}` is a trait object: SOA classes hold plain, sized data"),
         )),
         Type::Slice(s) => {
-            Err(syn::Error::new(s.span(), format!("field `{field}` is a slice: use a fixed array `[T; N]`")))
+            Err(syn::Error::new_spanned(s, format!("field `{field}` is a slice: use a fixed array `[T; N]`")))
         }
         _ => Ok(()),
     }

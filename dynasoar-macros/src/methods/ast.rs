@@ -55,14 +55,14 @@ impl Methods {
     pub fn parse(input: proc_macro2::TokenStream) -> syn::Result<Self> {
         let mut item: ItemImpl = syn::parse2(input)?;
         if let Some((_, path, _)) = &item.trait_ {
-            return Err(syn::Error::new(
-                path.span(),
+            return Err(syn::Error::new_spanned(
+                path,
                 "#[soa_methods] goes on an inherent `impl Class`, not a trait impl",
             ));
         }
         if !item.generics.params.is_empty() {
-            return Err(syn::Error::new(
-                item.generics.span(),
+            return Err(syn::Error::new_spanned(
+                &item.generics,
                 "#[soa_methods] impls cannot be generic: a class is one concrete type; remove the impl's generic parameters",
             ));
         }
@@ -70,7 +70,7 @@ impl Methods {
             Type::Path(p) if p.qself.is_none() => p.path.segments.last().map(|s| s.ident.clone()),
             _ => None,
         }
-        .ok_or_else(|| syn::Error::new(item.self_ty.span(), "#[soa_methods] goes on `impl ClassName`"))?;
+        .ok_or_else(|| syn::Error::new_spanned(&item.self_ty, "#[soa_methods] goes on `impl ClassName`"))?;
 
         let mut launchable = Vec::new();
         let mut kept = Vec::new();
@@ -84,8 +84,8 @@ impl Methods {
             if let Some(attr) = &new
                 && !matches!(attr.meta, syn::Meta::Path(_))
             {
-                return Err(syn::Error::new(
-                    attr.span(),
+                return Err(syn::Error::new_spanned(
+                    attr,
                     "#[parallel_new] takes no arguments: write `#[parallel_new]` (effects, `creates(..)`/`frees(..)`, are for #[parallel] methods)",
                 ));
             }
@@ -190,7 +190,7 @@ fn calls_without_arguments(tokens: proc_macro2::TokenStream, this: &syn::Ident, 
 fn check_plain_fn(func: &ImplItemFn, usage: &str) -> syn::Result<()> {
     let sig = &func.sig;
     if !sig.generics.params.is_empty() {
-        return Err(syn::Error::new(sig.generics.span(), format!("{usage}; it cannot be generic")));
+        return Err(syn::Error::new_spanned(&sig.generics, format!("{usage}; it cannot be generic")));
     }
     if sig.asyncness.is_some() || sig.constness.is_some() || sig.unsafety.is_some() {
         return Err(syn::Error::new(
@@ -199,7 +199,7 @@ fn check_plain_fn(func: &ImplItemFn, usage: &str) -> syn::Result<()> {
         ));
     }
     if let Some(FnArg::Receiver(r)) = sig.inputs.first() {
-        return Err(syn::Error::new(r.span(), format!("{usage}; objects are passed as `this`, not `self`")));
+        return Err(syn::Error::new_spanned(r, format!("{usage}; objects are passed as `this`, not `self`")));
     }
     Ok(())
 }
@@ -260,11 +260,14 @@ fn parse_parallel(
     check_plain_fn(&func, PARALLEL_SIGNATURE)?;
     let sig = &func.sig;
     if !matches!(sig.output, ReturnType::Default) {
-        return Err(syn::Error::new(sig.output.span(), format!("{PARALLEL_SIGNATURE}; it returns nothing")));
+        return Err(syn::Error::new_spanned(
+            &sig.output,
+            format!("{PARALLEL_SIGNATURE}; it returns nothing"),
+        ));
     }
     let inputs: Vec<&FnArg> = sig.inputs.iter().collect();
     if inputs.len() < 2 {
-        return Err(syn::Error::new(params_span(sig), PARALLEL_SIGNATURE));
+        return Err(params_error(sig, PARALLEL_SIGNATURE));
     }
     if inputs.len() > 3 {
         let launch = format!("rt.parallel_do_with({class}::{}, ", sig.ident);
@@ -275,15 +278,15 @@ fn parse_parallel(
         Some("Obj") => false,
         Some("Ref") => true,
         _ => {
-            return Err(syn::Error::new(
-                inputs[0].span(),
+            return Err(syn::Error::new_spanned(
+                inputs[0],
                 format!("{PARALLEL_SIGNATURE}; the first parameter is the object, `this: Obj<Self>`"),
             ));
         }
     };
     if !param_type(inputs[1]).is_some_and(is_device_ref) {
-        return Err(syn::Error::new(
-            inputs[1].span(),
+        return Err(syn::Error::new_spanned(
+            inputs[1],
             format!("{PARALLEL_SIGNATURE}; the second parameter is the heap, `dev: &Device<MyAllocator>`"),
         ));
     }
@@ -317,7 +320,7 @@ fn parse_new(func: ImplItemFn, class: &syn::Ident) -> syn::Result<Launchable> {
     }
     let inputs: Vec<&FnArg> = sig.inputs.iter().collect();
     if inputs.len() < 2 {
-        return Err(syn::Error::new(params_span(sig), NEW_SIGNATURE));
+        return Err(params_error(sig, NEW_SIGNATURE));
     }
     if inputs.len() > 3 {
         let launch = format!("rt.parallel_new_with({class}::{}, count, ", sig.ident);
@@ -330,14 +333,14 @@ fn parse_new(func: ImplItemFn, class: &syn::Ident) -> syn::Result<Launchable> {
         ));
     }
     if !param_type(inputs[0]).is_some_and(is_device_ref) {
-        return Err(syn::Error::new(
-            inputs[0].span(),
+        return Err(syn::Error::new_spanned(
+            inputs[0],
             format!("{NEW_SIGNATURE}; the first parameter is `dev: &Device<MyAllocator>`"),
         ));
     }
     if param_type(inputs[1]).and_then(type_name).as_deref() != Some("u64") {
-        return Err(syn::Error::new(
-            inputs[1].span(),
+        return Err(syn::Error::new_spanned(
+            inputs[1],
             format!("{NEW_SIGNATURE}; the second parameter is `index: u64`"),
         ));
     }
@@ -347,9 +350,13 @@ fn parse_new(func: ImplItemFn, class: &syn::Ident) -> syn::Result<Launchable> {
     Ok(Launchable { kind: Kind::New, func, arg, allocator })
 }
 
-/// The span of a signature's parameters, or of its parentheses when it has none.
-fn params_span(sig: &syn::Signature) -> proc_macro2::Span {
-    if sig.inputs.is_empty() { sig.paren_token.span.join() } else { sig.inputs.span() }
+/// An error at a signature's parameters, or at its parentheses when it has none.
+fn params_error(sig: &syn::Signature, message: &str) -> syn::Error {
+    if sig.inputs.is_empty() {
+        syn::Error::new(sig.paren_token.span.join(), message)
+    } else {
+        syn::Error::new_spanned(&sig.inputs, message)
+    }
 }
 
 /// A launchable function with more than one argument (`extra`, after the fixed parameters):
@@ -480,8 +487,8 @@ fn check_arg_pattern(func: &ImplItemFn) -> syn::Result<()> {
         if let FnArg::Typed(t) = input
             && !matches!(&*t.pat, Pat::Ident(_) | Pat::Wild(_))
         {
-            return Err(syn::Error::new(
-                t.pat.span(),
+            return Err(syn::Error::new_spanned(
+                &t.pat,
                 "#[parallel] and #[parallel_new] methods take parameters by plain name (`arg: T`), not patterns; destructure the argument in the body",
             ));
         }

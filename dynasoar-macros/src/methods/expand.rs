@@ -15,6 +15,9 @@ pub fn expand(m: &Methods) -> TokenStream {
     let self_ty = &m.item.self_ty;
     let mut inner = Vec::new();
     let mut outer = Vec::new();
+    // The arguments' plain-data checks come first, so that a non-plain argument's first error
+    // says so (the token and kernel that use the type fail too).
+    let arg_checks = m.launchable.iter().filter_map(|l| l.arg.as_ref()).map(quote_check_plain);
     for l in &m.launchable {
         let (assoc, free) = launchable(&p, class, self_ty, l);
         inner.push(assoc);
@@ -23,6 +26,7 @@ pub fn expand(m: &Methods) -> TokenStream {
     let attrs = &m.item.attrs;
     let items = &m.item.items;
     quote! {
+        #(#arg_checks)*
         #(#attrs)*
         impl #self_ty {
             #(#items)*
@@ -55,7 +59,6 @@ fn launchable(
     };
     let host_fn = format_ident!("__dynasoar_kernel_{}_{}_{}", l.allocator, class, name);
     let entry_fn = format_ident!("__dynasoar_entry_{}_{}_{}", l.allocator, class, name);
-    let arg_check = l.arg.as_ref().map(quote_check_plain);
     // The method token of a `#[parallel]` method also carries its effects.
     let effects = match &l.kind {
         Kind::Parallel { effects, .. } => Some(effects_value(p, &l.allocator, effects)),
@@ -120,7 +123,6 @@ fn launchable(
         #body_fn
         #token
     };
-    free.extend(quote!(#arg_check));
     (assoc, free)
 }
 

@@ -1,0 +1,3 @@
+dynasoar::allocator!(pub Space:);
+
+fn main() {}

@@ -1,0 +1,10 @@
+use dynasoar::prelude::*;
+
+#[soa_class]
+pub struct Body {
+    pub mass: f32,
+}
+
+dynasoar::allocator!(pub Space = Body);
+
+fn main() {}

@@ -1,0 +1,18 @@
+use dynasoar::prelude::*;
+
+#[soa_class]
+pub struct Body {
+    pub mass: f32,
+}
+
+dynasoar::allocator!(pub Space: Body);
+
+#[soa_methods]
+impl Body {
+    #[parallel]
+    pub fn reset(body: Body, _dev: &Device<Space>) {
+        let _ = body;
+    }
+}
+
+fn main() {}

@@ -1,0 +1,18 @@
+use dynasoar::prelude::*;
+
+#[soa_class]
+pub struct Body {
+    pub mass: f32,
+}
+
+dynasoar::allocator!(pub Space: Body);
+
+#[soa_methods]
+impl Body {
+    #[parallel_new]
+    pub fn make(_dev: &Device<Space>) -> Self {
+        Body { mass: 1.0 }
+    }
+}
+
+fn main() {}

@@ -1,0 +1,18 @@
+use dynasoar::prelude::*;
+
+#[soa_class]
+pub struct Body {
+    pub mass: f32,
+}
+
+dynasoar::allocator!(pub Space: Body);
+
+#[soa_methods]
+impl Body {
+    #[parallel]
+    pub fn mass_of(this: Ref<Self>, _dev: &Device<Space>) -> f32 {
+        this.mass()
+    }
+}
+
+fn main() {}

@@ -1,0 +1,20 @@
+use dynasoar::prelude::*;
+
+#[soa_class(abstract)]
+pub struct Agent {
+    pub energy: u32,
+}
+
+#[soa_class]
+pub struct Shark {
+    pub teeth: u32,
+}
+
+#[soa_class(extends = Agent)]
+pub struct Fish {
+    pub fins: u32,
+}
+
+dynasoar::allocator!(pub Sea: Shark, Fish);
+
+fn main() {}

@@ -1,0 +1,6 @@
+use dynasoar::prelude::*;
+
+#[soa_class]
+pub struct Marker;
+
+fn main() {}
