@@ -24,6 +24,7 @@ use dynasoar_models::barnes_hut::{
     ROOT_P2, SoaTree, Step, TreeNode, child_region, config, initial_state, stays,
 };
 
+use crate::cli::try_collect;
 use crate::render::{Canvas, Recorder, heat};
 use crate::{Implementation, RunOptions, progress};
 
@@ -377,6 +378,40 @@ impl Outcome {
     }
 }
 
+/// Runs agree when they have as many bodies and their checksums are within
+/// [`crate::compare::FLOAT_ORDER_TOLERANCE`]: the implementations sum forces in another order,
+/// and nearly coincident bodies share buckets in racing order.
+impl crate::compare::Compared for Outcome {
+    fn total(&self) -> Duration {
+        self.total
+    }
+    fn enumeration(&self) -> Duration {
+        self.enumeration
+    }
+    fn result(&self) -> (&'static str, String) {
+        ("checksum", format!("{:.6}", self.checksum()))
+    }
+    fn columns(&self) -> Vec<(&'static str, u64)> {
+        vec![("nodes", self.tree.nodes), ("depth", self.tree.depth as u64)]
+    }
+    fn differs_from(&self, reference: &Self) -> Option<String> {
+        if self.bodies.len() != reference.bodies.len() {
+            return Some(format!("{} vs {} bodies", self.bodies.len(), reference.bodies.len()));
+        }
+        let scale: f64 = self
+            .bodies
+            .iter()
+            .map(|b| {
+                (b.pos.x as f64).abs()
+                    + 2.0 * (b.pos.y as f64).abs()
+                    + 3.0 * (b.vel.x as f64).abs()
+                    + 4.0 * (b.vel.y as f64).abs()
+            })
+            .sum();
+        crate::compare::checksum_difference("checksum", self.checksum(), reference.checksum(), scale)
+    }
+}
+
 /// Sum of `pos.x + 2 pos.y + 3 vel.x + 4 vel.y` over `bodies`.
 pub fn checksum(bodies: &[BodyState]) -> f64 {
     bodies
@@ -611,8 +646,13 @@ impl Simulation for DslSim {
 }
 
 /// Bodies of `cfg` at the start.
-fn initial_bodies(cfg: &Config) -> Vec<(Vec2, Vec2, f32)> {
-    (0..cfg.bodies as u64).map(|i| initial_state(cfg.seed, i, cfg.spread)).collect()
+fn initial_bodies(cfg: &Config) -> anyhow::Result<Vec<(Vec2, Vec2, f32)>> {
+    try_collect(cfg.bodies as u64, "bodies", "--bodies", |i| initial_state(cfg.seed, i, cfg.spread))
+}
+
+/// One field of each body, in a vector of its own (for the SOA baseline's arrays).
+fn field<T>(init: &[(Vec2, Vec2, f32)], f: impl Fn(&(Vec2, Vec2, f32)) -> T) -> anyhow::Result<Vec<T>> {
+    try_collect(init.len() as u64, "bodies", "--bodies", |i| f(&init[i as usize]))
 }
 
 /// Turn a baseline's child slot into a [`Child`] (`row_of`: rows of the linked nodes).
@@ -703,11 +743,11 @@ impl SoaSim {
         let options: RunOptions = options.into();
         cfg.validate()?;
         let exec = options.executor()?;
-        let init = initial_bodies(cfg);
+        let init = initial_bodies(cfg)?;
         let cap = cfg.node_capacity() as usize;
-        let pos = exec.upload(&init.iter().map(|b| b.0).collect::<Vec<_>>())?;
-        let vel = exec.upload(&init.iter().map(|b| b.1).collect::<Vec<_>>())?;
-        let mass = exec.upload(&init.iter().map(|b| b.2).collect::<Vec<_>>())?;
+        let pos = exec.upload(&field(&init, |b| b.0)?)?;
+        let vel = exec.upload(&field(&init, |b| b.1)?)?;
+        let mass = exec.upload(&field(&init, |b| b.2)?)?;
         let force = exec.alloc_zeroed::<Vec2>(init.len())?;
         let children = exec.alloc_zeroed::<u32>(4 * cap)?;
         let (com, node_mass) = (exec.alloc_zeroed::<Vec2>(cap)?, exec.alloc_zeroed::<f32>(cap)?);
@@ -847,10 +887,10 @@ impl AosSim {
         let options: RunOptions = options.into();
         cfg.validate()?;
         let exec = options.executor()?;
-        let init: Vec<AosBody> = initial_bodies(cfg)
-            .into_iter()
-            .map(|(pos, vel, mass)| AosBody { pos, vel, force: Vec2::ZERO, mass, _pad: 0.0 })
-            .collect();
+        let init: Vec<AosBody> = try_collect(cfg.bodies as u64, "bodies", "--bodies", |i| {
+            let (pos, vel, mass) = initial_state(cfg.seed, i, cfg.spread);
+            AosBody { pos, vel, force: Vec2::ZERO, mass, _pad: 0.0 }
+        })?;
         let bodies = exec.upload(&init)?;
         let nodes = exec.alloc_zeroed::<AosNode>(cfg.node_capacity() as usize)?;
         let counters = exec.alloc_zeroed::<u32>(2)?;
@@ -958,6 +998,11 @@ pub fn run(
 ) -> anyhow::Result<Outcome> {
     let options: RunOptions = options.into();
     let label = options.label(implementation);
+    if implementation != Implementation::Dynasoar {
+        // The baselines' host and device arrays (the DSL version's heap checks itself).
+        let bytes = cfg.bodies as u64 * 96 + cfg.node_capacity() as u64 * 64;
+        crate::cli::ensure_host_memory(bytes, cfg.bodies as u64, "bodies", "--bodies")?;
+    }
     let (sim, setup) = simulation(implementation, options, cfg)
         .with_context(|| format!("setting up the {label} version"))?;
     let bar = progress::steps(cfg.steps as u64, label, show_progress);

@@ -12,6 +12,7 @@ use dynasoar_models::collision::{
     NO_TARGET, Particle, Physics, SoaBodies, config, initial_state,
 };
 
+use crate::cli::try_collect;
 use crate::render::{Canvas, Recorder, heat};
 use crate::{Implementation, RunOptions, progress};
 
@@ -77,6 +78,11 @@ impl Config {
         (0..self.bodies as u64).map(|i| initial_state(self.seed, i)).collect()
     }
 
+    /// [`Config::initial_bodies`], or an error naming `--bodies` when the host has not the memory.
+    pub fn try_initial_bodies(&self) -> anyhow::Result<Vec<(Vec2, Vec2, f32)>> {
+        try_collect(self.bodies as u64, "bodies", "--bodies", |i| initial_state(self.seed, i))
+    }
+
     /// Total mass at the start (summed in f64).
     pub fn initial_mass(&self) -> f64 {
         self.initial_bodies().iter().map(|b| b.2 as f64).sum()
@@ -115,6 +121,19 @@ impl Outcome {
             .sum()
     }
 
+    /// The size of [`Outcome::checksum`]: the sum of its terms' absolute values.
+    pub fn checksum_scale(&self) -> f64 {
+        self.bodies
+            .iter()
+            .map(|b| {
+                (b.pos.x as f64).abs()
+                    + 2.0 * (b.pos.y as f64).abs()
+                    + 3.0 * (b.vel.x as f64).abs()
+                    + 4.0 * (b.vel.y as f64).abs()
+            })
+            .sum()
+    }
+
     /// Total mass of the remaining bodies (summed in f64).
     pub fn total_mass(&self) -> f64 {
         self.bodies.iter().map(|b| b.mass as f64).sum()
@@ -144,6 +163,11 @@ pub fn run(
 ) -> anyhow::Result<Outcome> {
     let options: RunOptions = options.into();
     cfg.validate()?;
+    if implementation != Implementation::Dynasoar {
+        // The baselines' host and device arrays (the DSL version's heap checks itself).
+        let bytes = cfg.bodies as u64 * 128;
+        crate::cli::ensure_host_memory(bytes, cfg.bodies as u64, "bodies", "--bodies")?;
+    }
     let bar = progress::steps(cfg.steps as u64, options.label(implementation), show_progress);
     let outcome = match implementation {
         Implementation::Dynasoar => run_dynasoar(options, cfg, recorder, &bar),
@@ -227,16 +251,21 @@ fn run_soa(
 ) -> anyhow::Result<Outcome> {
     let exec = options.executor()?;
     let n = cfg.bodies as usize;
-    let init = cfg.initial_bodies();
-    let pos = exec.upload(&init.iter().map(|b| b.0).collect::<Vec<_>>())?;
-    let vel = exec.upload(&init.iter().map(|b| b.1).collect::<Vec<_>>())?;
-    let mass = exec.upload(&init.iter().map(|b| b.2).collect::<Vec<_>>())?;
+    let init = cfg.try_initial_bodies()?;
+    let filled = |v| try_collect(n as u64, "bodies", "--bodies", move |_| v);
+    let field = |f: fn(&(Vec2, Vec2, f32)) -> Vec2| {
+        try_collect(n as u64, "bodies", "--bodies", |i| f(&init[i as usize]))
+    };
+    let pos = exec.upload(&field(|b| b.0)?)?;
+    let vel = exec.upload(&field(|b| b.1)?)?;
+    let mass = exec.upload(&try_collect(n as u64, "bodies", "--bodies", |i| init[i as usize].2)?)?;
+    drop(init);
     let force = exec.alloc_zeroed::<Vec2>(n)?;
-    let members = exec.upload(&vec![1u32; n])?;
-    let merge_target = exec.upload(&vec![NO_TARGET; n])?;
-    let incoming = exec.upload(&vec![NO_BID; n])?;
+    let members = exec.upload(&filled(1u32)?)?;
+    let merge_target = exec.upload(&filled(NO_TARGET)?)?;
+    let incoming = exec.upload(&filled(NO_BID)?)?;
     let merged = exec.alloc_zeroed::<u8>(n)?;
-    let active = exec.upload(&vec![1u8; n])?;
+    let active = exec.upload(&try_collect(n as u64, "bodies", "--bodies", |_| 1u8)?)?;
     let params = SoaBodies {
         pos: pos.ptr(),
         vel: vel.ptr(),
@@ -287,10 +316,9 @@ fn run_aos(
     bar: &indicatif::ProgressBar,
 ) -> anyhow::Result<Outcome> {
     let exec = options.executor()?;
-    let init: Vec<AosBody> = cfg
-        .initial_bodies()
-        .into_iter()
-        .map(|(pos, vel, mass)| AosBody {
+    let init: Vec<AosBody> = try_collect(cfg.bodies as u64, "bodies", "--bodies", |i| {
+        let (pos, vel, mass) = initial_state(cfg.seed, i);
+        AosBody {
             pos,
             vel,
             mass,
@@ -299,8 +327,8 @@ fn run_aos(
             incoming: NO_BID,
             active: 1,
             ..AosBody::default()
-        })
-        .collect();
+        }
+    })?;
     let bodies = exec.upload(&init)?;
     let params = AosBodies { bodies: bodies.ptr(), count: cfg.bodies, _pad: 0, physics: cfg.physics };
     let grid = Grid::for_elements(cfg.bodies as usize, BASELINE_THREADS);
@@ -337,4 +365,38 @@ fn run_aos(
     }
     exec.synchronize()?;
     Ok(Outcome { bodies: state()?, total, enumeration: Duration::ZERO })
+}
+
+/// Runs agree when as many bodies remain, and their checksums and total masses are within
+/// [`crate::compare::FLOAT_ORDER_TOLERANCE`] (the implementations sum forces and merged masses in
+/// another order).
+impl crate::compare::Compared for Outcome {
+    fn total(&self) -> Duration {
+        self.total
+    }
+    fn enumeration(&self) -> Duration {
+        self.enumeration
+    }
+    fn result(&self) -> (&'static str, String) {
+        ("checksum", format!("{:.6}", self.checksum()))
+    }
+    fn columns(&self) -> Vec<(&'static str, u64)> {
+        vec![("bodies", self.bodies.len() as u64)]
+    }
+    fn differs_from(&self, reference: &Self) -> Option<String> {
+        use crate::compare::checksum_difference;
+        if self.bodies.len() != reference.bodies.len() {
+            return Some(format!("{} vs {} bodies remain", self.bodies.len(), reference.bodies.len()));
+        }
+        checksum_difference("checksum", self.checksum(), reference.checksum(), self.checksum_scale()).or_else(
+            || {
+                checksum_difference(
+                    "total mass",
+                    self.total_mass(),
+                    reference.total_mass(),
+                    self.total_mass(),
+                )
+            },
+        )
+    }
 }

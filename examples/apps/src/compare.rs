@@ -4,21 +4,54 @@
 
 use std::time::Duration;
 
+use crate::cli::{note_cpu_default_size, plural};
+use crate::outln;
 use crate::render::{Recorder, RenderArgs};
 use crate::report::Report;
 use crate::{CommonArgs, Implementation, RunOptions};
 
-/// What the comparison table shows of one run.
+/// What the comparison table shows of one run, and whether two runs computed the same.
 pub trait Compared {
     fn total(&self) -> Duration;
     fn enumeration(&self) -> Duration;
-    fn fingerprint(&self) -> u64;
+    /// The table's result column: its header and this run's value (a fingerprint or checksum).
+    fn result(&self) -> (&'static str, String);
     /// The app's own columns (population counts): header and value.
     fn columns(&self) -> Vec<(&'static str, u64)>;
+    /// `None` if this run computed what `reference` did; else what differs, with both values.
+    fn differs_from(&self, reference: &Self) -> Option<String>;
+}
+
+/// How far the checksums of the float apps (n-body, collision, Barnes-Hut) may differ between
+/// implementations, relative to the checksum's scale (the sum of the absolute values of its
+/// terms). Their implementations sum the same forces in a different order (each thread's loop,
+/// the GPU's fused multiply-adds in some kernels and not in others), so their f32 results
+/// differ in the last bits, and the differences grow over the steps: a checksum of 254.749370
+/// against 254.749131 after 3000 steps of 20,000 bodies (scale about 3e4, so 8e-9 of it). A
+/// wrong result differs by far more. (On the CPU backend the results are identical.)
+pub const FLOAT_ORDER_TOLERANCE: f64 = 1e-5;
+
+/// `None` if `mine` and `reference` (checksums of size `scale`, see [`FLOAT_ORDER_TOLERANCE`])
+/// agree; else the difference, with both values.
+pub fn checksum_difference(what: &str, mine: f64, reference: f64, scale: f64) -> Option<String> {
+    let allowed = FLOAT_ORDER_TOLERANCE * scale.abs();
+    let close = (mine - reference).abs() <= allowed;
+    (!close).then(|| {
+        format!(
+            "{what} {mine:.6} vs {reference:.6} (they may differ by {allowed:.3e}, {FLOAT_ORDER_TOLERANCE:e} of \
+             its scale {scale:.3e}, for float summation order)"
+        )
+    })
+}
+
+/// `None` if the fingerprints are equal; else both.
+pub fn fingerprint_difference(mine: u64, reference: u64) -> Option<String> {
+    (mine != reference).then(|| format!("fingerprint {mine:016x} vs {reference:016x}"))
 }
 
 /// Implements [`Compared`] for an app's `Outcome`, which has `total` and `enumeration` fields and
-/// a `fingerprint()` method; the table's own columns are the given `name => |outcome| count`.
+/// a `fingerprint()` method (runs agree when their fingerprints are equal); the table's own
+/// columns are the given `name => |outcome| count`.
 #[macro_export]
 macro_rules! impl_compared {
     ($outcome:ty { $($name:literal => |$o:ident| $value:expr),* $(,)? }) => {
@@ -29,11 +62,17 @@ macro_rules! impl_compared {
             fn enumeration(&self) -> std::time::Duration {
                 self.enumeration
             }
-            fn fingerprint(&self) -> u64 {
-                <$outcome>::fingerprint(self)
+            fn result(&self) -> (&'static str, String) {
+                ("fingerprint", format!("{:016x}", <$outcome>::fingerprint(self)))
             }
             fn columns(&self) -> Vec<(&'static str, u64)> {
                 vec![$(($name, { let $o = self; $value })),*]
+            }
+            fn differs_from(&self, reference: &Self) -> Option<String> {
+                $crate::compare::fingerprint_difference(
+                    <$outcome>::fingerprint(self),
+                    <$outcome>::fingerprint(reference),
+                )
             }
         }
     };
@@ -45,8 +84,9 @@ pub struct RunChoice {
     /// Implementation to run.
     #[arg(long = "impl", value_enum, default_value = "dynasoar")]
     pub implementation: Implementation,
-    /// Run both baselines and the DSL version, and report the ratios.
-    #[arg(long)]
+    /// Run the SOA and AOS baselines and the DSL version, fail if their results differ, and
+    /// report the ratios.
+    #[arg(long, conflicts_with = "implementation")]
     pub compare: bool,
     /// No progress bar.
     #[arg(long)]
@@ -57,24 +97,39 @@ pub struct RunChoice {
 
 /// The command-line choices the run loop needs.
 pub struct Choices<'a> {
+    /// The app's name, for the note about default sizes on the CPU.
+    pub app: &'static str,
     pub common: &'a CommonArgs,
     pub run: &'a RunChoice,
-    /// What the runs compute, for the warning when their fingerprints differ ("oceans").
+    /// What the runs compute, for the error when they differ ("oceans").
     pub what: &'static str,
+    /// When the run has the app's default (GPU benchmark) size: the flags of a smaller run,
+    /// suggested on the CPU (see [`note_cpu_default_size`]).
+    pub smaller: Option<&'static str>,
 }
 
-/// Run, print the table (with `--compare`) and the report lines. `run` runs one
+/// What [`run_and_report`] ran: the options (backend picked) and each implementation's outcome.
+pub struct Runs<O> {
+    pub options: RunOptions,
+    pub results: Vec<(Implementation, O)>,
+}
+
+/// Run, print the table (with `--compare`) and the report lines, and with `--compare` fail if
+/// an implementation computed something else than the SOA baseline. `run` runs one
 /// implementation; `report(label, backend, outcome)` makes its report line.
 pub fn run_and_report<O: Compared>(
     choices: Choices<'_>,
     mut run: impl FnMut(Implementation, RunOptions, &mut Recorder, bool) -> anyhow::Result<O>,
     report: impl Fn(&'static str, &str, &O) -> Report,
-) -> anyhow::Result<()> {
-    let Choices { common, run: choice, what } = choices;
+) -> anyhow::Result<Runs<O>> {
+    let Choices { app, common, run: choice, what, smaller } = choices;
     let RunChoice { implementation, compare, no_progress, ref render } = *choice;
     let progress = !no_progress;
-    let options = common.run_options();
-    let backend = common.executor()?.kind().name();
+    let (options, kind) = common.resolve()?;
+    let backend = kind.name();
+    if let Some(smaller) = smaller {
+        note_cpu_default_size(kind, true, app, smaller);
+    }
     let implementations = if compare {
         vec![Implementation::Soa, Implementation::Aos, Implementation::Dynasoar]
     } else {
@@ -82,17 +137,18 @@ pub fn run_and_report<O: Compared>(
     };
     let mut results = Vec::new();
     for (k, &implementation) in implementations.iter().enumerate() {
+        // With --compare, only the last run (the DSL version) renders.
         let render = if k + 1 == implementations.len() { render.clone() } else { RenderArgs::default() };
         let mut recorder = Recorder::new(&render)?;
         let outcome = run(implementation, options.clone(), &mut recorder, progress)?;
         let frames = recorder.finish()?;
         if let (true, Some(dir)) = (frames > 0, render.render.as_ref()) {
-            eprintln!("wrote {frames} frames to {}", dir.display());
+            eprintln!("wrote {} to {}", plural(frames, "frame", "frames"), dir.display());
         }
         results.push((implementation, outcome));
     }
     if compare {
-        print_table(common, &results, what);
+        print_table(common, &results);
     }
     let mut lines: Vec<Report> = results.iter().map(|(i, o)| report(common.label(*i), backend, o)).collect();
     if compare {
@@ -104,33 +160,123 @@ pub fn run_and_report<O: Compared>(
         }
     }
     for line in lines {
-        println!("{line}");
+        outln!("{line}");
+    }
+    if compare {
+        check_agreement(common, &results, what)?;
+    }
+    Ok(Runs { options, results })
+}
+
+/// Fail if a run computed something else than the first one (the SOA baseline).
+pub fn check_agreement<O: Compared>(
+    common: &CommonArgs,
+    results: &[(Implementation, O)],
+    what: &str,
+) -> anyhow::Result<()> {
+    let Some((first, reference)) = results.first() else { return Ok(()) };
+    for (i, o) in &results[1..] {
+        if let Some(difference) = o.differs_from(reference) {
+            anyhow::bail!(
+                "--compare: {} and {} computed different {what}: {difference}",
+                common.label(*i),
+                common.label(*first)
+            );
+        }
     }
     Ok(())
 }
 
-fn print_table<O: Compared>(common: &CommonArgs, results: &[(Implementation, O)], what: &str) {
+fn print_table<O: Compared>(common: &CommonArgs, results: &[(Implementation, O)]) {
     let Some((_, first)) = results.first() else { return };
     let own: String = first.columns().iter().map(|(name, _)| format!(" {name:>10}")).collect();
-    println!(
+    outln!(
         "{:<10} {:>12} {:>12}{own} {:>18} {:>9}",
-        "impl", "total ms", "enum ms", "fingerprint", "vs soa"
+        "impl",
+        "total ms",
+        "enum ms",
+        first.result().0,
+        "vs soa"
     );
     let soa = first.total().as_secs_f64();
     for (i, o) in results {
         let own: String = o.columns().iter().map(|(_, value)| format!(" {value:>10}")).collect();
         let t = o.total().as_secs_f64();
         let ratio = if soa > 0.0 { format!("{:.2}x", t / soa) } else { "n/a".into() };
-        println!(
+        outln!(
             "{:<10} {:>12.1} {:>12.1}{own} {:>18} {:>9}",
             common.label(*i),
             t * 1e3,
             o.enumeration().as_secs_f64() * 1e3,
-            format!("{:016x}", o.fingerprint()),
+            o.result().1,
             ratio
         );
     }
-    if results.iter().any(|(_, o)| o.fingerprint() != first.fingerprint()) {
-        eprintln!("warning: the implementations computed different {what} (fingerprints differ)");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Fake {
+        fingerprint: u64,
+    }
+
+    impl Fake {
+        fn fingerprint(&self) -> u64 {
+            self.fingerprint
+        }
+    }
+
+    impl Compared for Fake {
+        fn total(&self) -> Duration {
+            Duration::ZERO
+        }
+        fn enumeration(&self) -> Duration {
+            Duration::ZERO
+        }
+        fn result(&self) -> (&'static str, String) {
+            ("fingerprint", format!("{:016x}", self.fingerprint()))
+        }
+        fn columns(&self) -> Vec<(&'static str, u64)> {
+            Vec::new()
+        }
+        fn differs_from(&self, reference: &Self) -> Option<String> {
+            fingerprint_difference(self.fingerprint, reference.fingerprint)
+        }
+    }
+
+    fn common() -> CommonArgs {
+        use clap::Parser;
+        #[derive(clap::Parser)]
+        struct Args {
+            #[command(flatten)]
+            common: CommonArgs,
+        }
+        Args::parse_from(["test", "--backend", "cpu", "--allocator", "dynasoar"]).common
+    }
+
+    #[test]
+    fn a_differing_fingerprint_is_an_error_naming_both() {
+        let runs = |dsl| {
+            vec![
+                (Implementation::Soa, Fake { fingerprint: 7 }),
+                (Implementation::Aos, Fake { fingerprint: 7 }),
+                (Implementation::Dynasoar, Fake { fingerprint: dsl }),
+            ]
+        };
+        assert!(check_agreement(&common(), &runs(7), "oceans").is_ok());
+        let err = check_agreement(&common(), &runs(8), "oceans").unwrap_err().to_string();
+        assert!(err.contains("dynasoar and soa computed different oceans"), "{err}");
+        assert!(err.contains("0000000000000008 vs 0000000000000007"), "{err}");
+    }
+
+    #[test]
+    fn checksums_agree_within_the_tolerance_only() {
+        // The GPU's n-body checksums after 3000 steps of 20,000 bodies.
+        assert_eq!(checksum_difference("checksum", 254.749131, 254.749370, 3e4), None);
+        let far = checksum_difference("checksum", 254.9, 254.749370, 3e4).unwrap();
+        assert!(far.contains("254.900000 vs 254.749370"), "{far}");
+        assert!(checksum_difference("checksum", 1.0, 1.0, 0.0).is_none());
     }
 }

@@ -904,3 +904,5 @@ fn run_aos(
         setup: Duration::ZERO,
     })
 }
+
+crate::impl_compared!(Outcome { "alive" => |o| o.live.len() as u64 });

@@ -782,3 +782,5 @@ pub fn draw(states: &[u16], width: u32, height: u32, dying_states: u32, max_widt
     }
     canvas
 }
+
+crate::impl_compared!(Outcome { "alive" => |o| o.alive(), "dying" => |o| o.dying() });

@@ -2,6 +2,7 @@
 //! models' PTX embedded, plus what they share (options, rendering, progress, reports) and each
 //! app's host-side driver (used by the binaries and by the tests).
 
+pub mod cli;
 pub mod compare;
 pub mod progress;
 pub mod render;
@@ -21,7 +22,9 @@ pub mod wator;
 
 use dynasoar::AllocatorSpec;
 use dynasoar::baselines::host::{StoreChoice, TableCapacity};
-use dynasoar::host::{Backend, Executor, ExecutorOptions, ModelPtx, Result, Runtime, RuntimeBuilder};
+use dynasoar::host::{
+    Backend, BackendKind, Executor, ExecutorOptions, ModelPtx, Result, Runtime, RuntimeBuilder,
+};
 
 /// The models crate compiled to PTX by this crate's build script (for DynaSOAr's heap).
 pub const MODELS_PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/models.ptx"));
@@ -35,7 +38,9 @@ pub const MODELS: ModelPtx = ModelPtx::with_aos(MODELS_PTX, MODELS_AOS_PTX);
 /// Options every app takes.
 #[derive(Clone, Debug, clap::Args)]
 pub struct CommonArgs {
-    /// Where to run: auto (GPU if present), cuda, or cpu.
+    /// Where to run: auto (GPU if present), cuda, or cpu. The default sizes are the GPU
+    /// benchmark's; on the CPU they can take hours, and the app then prints a note with a smaller
+    /// size to try (it still runs the size asked for).
     #[arg(long, default_value = "auto", env = "DYNASOAR_BACKEND")]
     pub backend: Backend,
     /// Threads of the CPU backend (default: all cores).
@@ -68,6 +73,31 @@ impl CommonArgs {
     /// An executor for the models' PTX on the requested backend.
     pub fn executor(&self) -> Result<Executor> {
         Executor::new(MODELS_PTX, self.executor_options())
+    }
+
+    /// Pick the backend once for the whole process: with `--backend auto`, the first executor
+    /// says which backend it picked, and the options returned name that backend, so that the
+    /// app's later runtimes and executors do not say it again. Returns the options and the
+    /// backend picked.
+    pub fn resolve(&self) -> Result<(RunOptions, BackendKind)> {
+        let kind = self.executor()?.kind();
+        let mut options = self.run_options();
+        options.exec.backend = match kind {
+            BackendKind::Cuda => Backend::Cuda,
+            BackendKind::Cpu => Backend::Cpu,
+        };
+        Ok((options, kind))
+    }
+
+    /// Fail with a clear message when `--allocator` (or `DYNASOAR_ALLOCATOR`) names anything but
+    /// `dynasoar`, for `app`, which keeps no objects in a store that it could choose.
+    pub fn reject_allocator(&self, app: &str, why: &str) -> anyhow::Result<()> {
+        anyhow::ensure!(
+            self.allocator == StoreChoice::Dynasoar,
+            "{app} does not take --allocator {} ({why}); leave out --allocator (and DYNASOAR_ALLOCATOR)",
+            self.allocator.name()
+        );
+        Ok(())
     }
 }
 
@@ -138,13 +168,4 @@ impl Implementation {
     }
 }
 
-/// Run the app `main` with `args`, printing an error and failing the process on `Err`.
-pub fn exit_on_error(result: anyhow::Result<()>) -> std::process::ExitCode {
-    match result {
-        Ok(()) => std::process::ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: {e:#}");
-            std::process::ExitCode::FAILURE
-        }
-    }
-}
+pub use cli::{exit_on_error, exit_on_error_without_heap_flag};

@@ -9,6 +9,7 @@ use dynasoar_models::nbody::{
     NbodyHeap, Physics, SoaBodies, config, initial_state,
 };
 
+use crate::cli::try_collect;
 use crate::render::{Canvas, Recorder, heat};
 use crate::{Implementation, RunOptions, progress};
 
@@ -61,11 +62,52 @@ impl Outcome {
             .sum()
     }
 
+    /// The size of [`Outcome::checksum`]: the sum of its terms' absolute values.
+    pub fn checksum_scale(&self) -> f64 {
+        self.bodies
+            .iter()
+            .map(|b| {
+                (b.pos.x as f64).abs()
+                    + 2.0 * (b.pos.y as f64).abs()
+                    + 3.0 * (b.vel.x as f64).abs()
+                    + 4.0 * (b.vel.y as f64).abs()
+            })
+            .sum()
+    }
+
     /// Total momentum (mass times velocity).
     pub fn momentum(&self) -> (f64, f64) {
         self.bodies.iter().fold((0.0, 0.0), |(x, y), b| {
             (x + b.mass as f64 * b.vel.x as f64, y + b.mass as f64 * b.vel.y as f64)
         })
+    }
+}
+
+/// Runs agree when they have as many bodies and their checksums are within
+/// [`crate::compare::FLOAT_ORDER_TOLERANCE`] (the implementations sum forces in another order).
+impl crate::compare::Compared for Outcome {
+    fn total(&self) -> Duration {
+        self.total
+    }
+    fn enumeration(&self) -> Duration {
+        self.enumeration
+    }
+    fn result(&self) -> (&'static str, String) {
+        ("checksum", format!("{:.6}", self.checksum()))
+    }
+    fn columns(&self) -> Vec<(&'static str, u64)> {
+        vec![("bodies", self.bodies.len() as u64)]
+    }
+    fn differs_from(&self, reference: &Self) -> Option<String> {
+        if self.bodies.len() != reference.bodies.len() {
+            return Some(format!("{} vs {} bodies", self.bodies.len(), reference.bodies.len()));
+        }
+        crate::compare::checksum_difference(
+            "checksum",
+            self.checksum(),
+            reference.checksum(),
+            self.checksum_scale(),
+        )
     }
 }
 
@@ -78,6 +120,11 @@ pub fn run(
     show_progress: bool,
 ) -> anyhow::Result<Outcome> {
     let options: RunOptions = options.into();
+    if implementation != Implementation::Dynasoar {
+        // The baselines' host and device arrays (the DSL version's heap checks itself).
+        let bytes = cfg.bodies as u64 * 96;
+        crate::cli::ensure_host_memory(bytes, cfg.bodies as u64, "bodies", "--bodies")?;
+    }
     let bar = progress::steps(cfg.steps as u64, options.label(implementation), show_progress);
     let outcome = match implementation {
         Implementation::Dynasoar => run_dynasoar(options, cfg, recorder, &bar),
@@ -139,8 +186,13 @@ fn run_dynasoar(
     Ok(Outcome { bodies: state(&rt)?, total, enumeration })
 }
 
-fn initial_bodies(cfg: &Config) -> Vec<(Vec2, Vec2, f32)> {
-    (0..cfg.bodies as u64).map(|i| initial_state(cfg.seed, i)).collect()
+fn initial_bodies(cfg: &Config) -> anyhow::Result<Vec<(Vec2, Vec2, f32)>> {
+    try_collect(cfg.bodies as u64, "bodies", "--bodies", |i| initial_state(cfg.seed, i))
+}
+
+/// One field of each body, in a vector of its own (for the SOA baseline's arrays).
+fn field<T>(init: &[(Vec2, Vec2, f32)], f: impl Fn(&(Vec2, Vec2, f32)) -> T) -> anyhow::Result<Vec<T>> {
+    try_collect(init.len() as u64, "bodies", "--bodies", |i| f(&init[i as usize]))
 }
 
 fn run_soa(
@@ -150,10 +202,11 @@ fn run_soa(
     bar: &indicatif::ProgressBar,
 ) -> anyhow::Result<Outcome> {
     let exec = options.executor()?;
-    let init = initial_bodies(cfg);
-    let pos = exec.upload(&init.iter().map(|b| b.0).collect::<Vec<_>>())?;
-    let vel = exec.upload(&init.iter().map(|b| b.1).collect::<Vec<_>>())?;
-    let mass = exec.upload(&init.iter().map(|b| b.2).collect::<Vec<_>>())?;
+    let init = initial_bodies(cfg)?;
+    let pos = exec.upload(&field(&init, |b| b.0)?)?;
+    let vel = exec.upload(&field(&init, |b| b.1)?)?;
+    let mass = exec.upload(&field(&init, |b| b.2)?)?;
+    drop(init);
     let force = exec.alloc_zeroed::<Vec2>(cfg.bodies as usize)?;
     let params = SoaBodies {
         pos: pos.ptr(),
@@ -193,10 +246,10 @@ fn run_aos(
     bar: &indicatif::ProgressBar,
 ) -> anyhow::Result<Outcome> {
     let exec = options.executor()?;
-    let init: Vec<AosBody> = initial_bodies(cfg)
-        .into_iter()
-        .map(|(pos, vel, mass)| AosBody { pos, vel, force: Vec2::ZERO, mass, _pad: 0.0 })
-        .collect();
+    let init: Vec<AosBody> = try_collect(cfg.bodies as u64, "bodies", "--bodies", |i| {
+        let (pos, vel, mass) = initial_state(cfg.seed, i);
+        AosBody { pos, vel, force: Vec2::ZERO, mass, _pad: 0.0 }
+    })?;
     let bodies = exec.upload(&init)?;
     let params = AosBodies { bodies: bodies.ptr(), count: cfg.bodies, _pad: 0, physics: cfg.physics };
     let grid = Grid::for_elements(cfg.bodies as usize, 128);

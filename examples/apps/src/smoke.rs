@@ -31,15 +31,26 @@ impl SmokeResult {
 /// Deterministic pseudo-random values (xorshift), with many repeats so that lanes of a warp
 /// often share a bin.
 pub fn sample_values(len: usize, seed: u64) -> Vec<u32> {
+    sample_iter(seed).take(len).collect()
+}
+
+/// [`sample_values`], or an error naming `--len` when the host has not the memory.
+pub fn try_sample_values(len: u64, seed: u64) -> anyhow::Result<Vec<u32>> {
+    // The values, their copy for the kernel, its evens and the host's.
+    crate::cli::ensure_host_memory(len.saturating_mul(4 * 4), len, "values", "--len")?;
+    let mut v = crate::cli::try_with_capacity(len, "values", "--len")?;
+    v.extend(sample_iter(seed).take(len as usize));
+    Ok(v)
+}
+
+fn sample_iter(seed: u64) -> impl Iterator<Item = u32> {
     let mut x = seed.max(1);
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x % 1000) as u32
-        })
-        .collect()
+    std::iter::repeat_with(move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        (x % 1000) as u32
+    })
 }
 
 /// Run `histogram` on `exec` over `values` into `bins` bins.

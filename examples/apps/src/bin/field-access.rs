@@ -5,32 +5,29 @@
 
 use clap::Parser;
 use dynasoar::AllocatorSpec;
-use dynasoar::host::{DoAllLoop, Executor, ExecutorOptions, Result, Runtime};
-use dynasoar_examples::{CommonArgs, MODELS_PTX};
+use dynasoar::host::{DoAllLoop, Executor, ExecutorOptions};
+use dynasoar_examples::cli::{exit_on_error_without_heap_flag, note_cpu_default_size, try_collect};
+use dynasoar_examples::{CommonArgs, MODELS_PTX, RunOptions, outln};
 use dynasoar_models::field_bench::{ARRAY_BUMP, ArrayParams, Scalar, ScalarHeap, VALUES};
 
 #[derive(Parser)]
 #[command(about = "parallel_do field-access bandwidth vs a device copy")]
 struct Args {
     /// Objects.
-    #[arg(long, default_value_t = 16 << 20)]
+    #[arg(long, default_value_t = DEFAULT_OBJECTS, value_parser = clap::value_parser!(u64).range(1..))]
     objects: u64,
     /// Timed repetitions (after 3 warm-up ones).
-    #[arg(long, default_value_t = 20)]
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..))]
     reps: u32,
     #[command(flatten)]
     common: CommonArgs,
 }
 
+/// The default of `--objects`.
+const DEFAULT_OBJECTS: u64 = 16 << 20;
+
 fn main() -> std::process::ExitCode {
-    match run(&Args::parse()) {
-        Ok(true) => std::process::ExitCode::SUCCESS,
-        Ok(false) => std::process::ExitCode::FAILURE,
-        Err(e) => {
-            eprintln!("error: {e}");
-            std::process::ExitCode::FAILURE
-        }
-    }
+    exit_on_error_without_heap_flag(run(&Args::parse()))
 }
 
 /// Microseconds per pass of `parallel_do(Scalar::bump)` (the whole call, and its enumeration
@@ -50,14 +47,17 @@ fn us_per_rep(total: std::time::Duration, reps: u32) -> f64 {
 }
 
 /// `parallel_do(Scalar::bump)` over `args.objects` new objects with do-all loop `choice`.
-fn measure(args: &Args, exec_options: ExecutorOptions, choice: DoAllLoop) -> Result<DoAllRun> {
+fn measure(args: &Args, options: RunOptions, choice: DoAllLoop) -> anyhow::Result<DoAllRun> {
     let n = args.objects;
     // Blocks for every object (64 four-byte objects a block), plus 8 MiB for the heap's
     // metadata and spare blocks.
-    let heap_bytes = n.div_ceil(64) * ScalarHeap::BLOCK_BYTES + (8 << 20);
-    let rt = Runtime::<ScalarHeap>::builder(MODELS_PTX)
-        .executor_options(exec_options)
-        .heap_bytes(heap_bytes)
+    let heap_bytes = n
+        .div_ceil(64)
+        .checked_mul(ScalarHeap::BLOCK_BYTES)
+        .and_then(|b| b.checked_add(8 << 20))
+        .ok_or_else(|| anyhow::anyhow!("--objects {n} is too large"))?;
+    let rt = options
+        .runtime::<ScalarHeap>(heap_bytes)
         .deferred_checks(true)
         .profile_methods(true)
         .do_all_loop(choice)
@@ -83,7 +83,7 @@ fn measure(args: &Args, exec_options: ExecutorOptions, choice: DoAllLoop) -> Res
     let mut xs: Vec<f32> = rt.collect::<Scalar>()?.into_iter().map(|s| s.x).collect();
     xs.sort_by(f32::total_cmp);
     let bumps = (warmup + args.reps) as f32;
-    let mut want: Vec<f32> = (0..n).map(|i| (i % VALUES) as f32 + bumps).collect();
+    let mut want: Vec<f32> = try_collect(n, "objects", "--objects", |i| (i % VALUES) as f32 + bumps)?;
     want.sort_by(f32::total_cmp);
     let per = |t| us_per_rep(t, args.reps);
     let streamed = match rt.do_all_loop() {
@@ -100,27 +100,25 @@ fn measure(args: &Args, exec_options: ExecutorOptions, choice: DoAllLoop) -> Res
     })
 }
 
-fn run(args: &Args) -> Result<bool> {
+fn run(args: &Args) -> anyhow::Result<()> {
     let n = args.objects;
-    let exec_options = ExecutorOptions {
-        backend: args.common.backend,
-        cpu_threads: args.common.cpu_threads,
-        ..Default::default()
-    };
+    let (run_options, kind) = args.common.resolve()?;
+    note_cpu_default_size(kind, n == DEFAULT_OBJECTS, "field-access", "--objects 1000000");
+    let exec_options = run_options.exec.clone();
     // Each loop choice in its own runtime: the default (on a GPU, the streaming loop for a
     // method this short, see `DoAllLoop::Auto`), and each loop forced.
     let choices =
         [("default", DoAllLoop::default()), ("plain", DoAllLoop::Plain), ("streaming", DoAllLoop::Streaming)];
     let mut runs = Vec::new();
     for (i, (name, choice)) in choices.into_iter().enumerate() {
-        let options = ExecutorOptions { quiet: i > 0, ..exec_options.clone() };
-        runs.push((name, measure(args, options, choice)?));
+        let exec = ExecutorOptions { quiet: i > 0, ..exec_options.clone() };
+        runs.push((name, measure(args, RunOptions { exec, ..run_options.clone() }, choice)?));
     }
 
     // The same bytes through a copy and through a plain-array kernel.
     let exec = Executor::new(MODELS_PTX, ExecutorOptions { quiet: true, ..exec_options })?;
-    let src = exec.upload(&(0..n).map(|i| i as f32).collect::<Vec<f32>>())?;
-    let mut dst = exec.alloc_zeroed::<f32>(n as usize)?;
+    let src = exec.upload(&try_collect(n, "objects", "--objects", |i| i as f32)?)?;
+    let mut dst = exec.alloc_zeroed::<f32>(usize::try_from(n)?)?;
     exec.copy(&src, &mut dst)?;
     let ((), t_copy) = exec.time(|| {
         for _ in 0..args.reps {
@@ -143,9 +141,10 @@ fn run(args: &Args) -> Result<bool> {
     let (copy, array) = (per(t_copy), per(t_array));
     let gbs = |us: f64| 2.0 * 4.0 * n as f64 / us / 1e3;
     for (name, r) in &runs {
-        println!(
-            "bench=field-access backend={} objects={n} reps={} loop={name} ran={} parallel_do_us={:.1} enum_us={:.1} method_us={:.1} copy_us={copy:.1} array_us={array:.1} parallel_do_gbs={:.1} copy_gbs={:.1} array_gbs={:.1} ratio_vs_copy={:.3} ok={}",
+        outln!(
+            "bench=field-access backend={} allocator={} objects={n} reps={} loop={name} ran={} parallel_do_us={:.1} enum_us={:.1} method_us={:.1} copy_us={copy:.1} array_us={array:.1} parallel_do_gbs={:.1} copy_gbs={:.1} array_gbs={:.1} ratio_vs_copy={:.3} ok={}",
             exec.kind().name(),
+            run_options.store.name(),
             args.reps,
             r.ran,
             r.per_pass,
@@ -158,26 +157,27 @@ fn run(args: &Args) -> Result<bool> {
             r.ok,
         );
     }
-    println!();
-    println!("{:<40} {:>12} {:>10} {:>8}", "", "us per pass", "GB/s", "of copy");
+    outln!();
+    outln!("{:<40} {:>12} {:>10} {:>8}", "", "us per pass", "GB/s", "of copy");
     for (name, r) in &runs {
         let label = format!("parallel_do (x += 1.0), {name} ({})", r.ran);
-        println!(
+        outln!(
             "{label:<40} {:>12.1} {:>10.1} {:>7.0}%",
             r.per_pass,
             gbs(r.per_pass),
             100.0 * copy / r.per_pass
         );
-        println!("{:<40} {:>12.1}", "    of which enumeration", r.enumeration);
+        outln!("{:<40} {:>12.1}", "    of which enumeration", r.enumeration);
     }
-    println!(
+    outln!(
         "{:<40} {:>12.1} {:>10.1} {:>7.0}%",
         "plain array kernel",
         array,
         gbs(array),
         100.0 * copy / array
     );
-    println!("{:<40} {:>12.1} {:>10.1}", "device-to-device copy", copy, gbs(copy));
-    println!("results {}", if ok { "correct" } else { "WRONG" });
-    Ok(ok)
+    outln!("{:<40} {:>12.1} {:>10.1}", "device-to-device copy", copy, gbs(copy));
+    outln!("results {}", if ok { "correct" } else { "WRONG" });
+    anyhow::ensure!(ok, "parallel_do did not bump every object once per pass");
+    Ok(())
 }

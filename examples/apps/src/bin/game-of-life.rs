@@ -9,10 +9,11 @@
 use std::time::Instant;
 
 use clap::Parser;
+use dynasoar_examples::cli::heap_mib_bytes;
+use dynasoar_examples::compare::{Choices, RunChoice, run_and_report};
 use dynasoar_examples::game_of_life::{Config, Outcome, Pattern, Reference, archive_member, parse_size, run};
-use dynasoar_examples::render::{Recorder, RenderArgs};
 use dynasoar_examples::report::Report;
-use dynasoar_examples::{CommonArgs, Implementation, exit_on_error};
+use dynasoar_examples::{CommonArgs, exit_on_error};
 use dynasoar_models::game_of_life::config;
 
 #[derive(Parser)]
@@ -33,25 +34,16 @@ struct Args {
     /// Seed of `random` patterns.
     #[arg(long, default_value_t = 42)]
     seed: u64,
-    /// Implementation to run.
-    #[arg(long = "impl", value_enum, default_value = "dynasoar")]
-    implementation: Implementation,
-    /// Run the SOA and AOS baselines and the DSL version, check that they agree, and report the
-    /// ratios.
-    #[arg(long)]
-    compare: bool,
-    /// Size of the dynasoar heap in MiB (default: from the pattern's alive cells).
+    /// Size of the dynasoar heap in MiB (default: from the pattern's alive cells). With a
+    /// general-purpose --allocator, the heap is 2 x this + 32 MiB.
     #[arg(long, value_name = "MIB")]
     heap_mib: Option<u64>,
     /// Check the result against a plain host implementation of the rules (and, for the DSL
     /// version, the grid against the objects).
     #[arg(long)]
     check: bool,
-    /// No progress bar.
-    #[arg(long)]
-    no_progress: bool,
     #[command(flatten)]
-    render: RenderArgs,
+    run: RunChoice,
     #[command(flatten)]
     common: CommonArgs,
 }
@@ -101,58 +93,28 @@ fn load_pattern(args: &Args) -> anyhow::Result<Pattern> {
 }
 
 fn run_app(args: Args) -> anyhow::Result<()> {
-    if let Some(mib) = args.heap_mib {
-        anyhow::ensure!(mib > 0, "--heap-mib must be at least 1");
-    }
+    let heap_bytes = heap_mib_bytes(args.heap_mib)?;
     let pattern = load_pattern(&args)?;
-    let cfg = Config {
-        steps: args.steps,
-        heap_bytes: args.heap_mib.map(|m| m << 20),
-        verify: args.check,
-        ..Config::new(pattern)
+    let cfg = Config { steps: args.steps, heap_bytes, verify: args.check, ..Config::new(pattern) };
+    let choices = Choices {
+        app: "game-of-life",
+        common: &args.common,
+        run: &args.run,
+        what: "grids",
+        smaller: args.pattern.is_none().then_some("--pattern random:512x512 --steps 100"),
     };
-    let options = args.common.run_options();
-    let backend = args.common.executor()?.kind().name();
-    let implementations = if args.compare {
-        vec![Implementation::Soa, Implementation::Aos, Implementation::Dynasoar]
-    } else {
-        vec![args.implementation]
-    };
-    let mut results = Vec::new();
-    for &implementation in &implementations {
-        let render = if implementation == *implementations.last().unwrap() {
-            args.render.clone()
-        } else {
-            RenderArgs::default()
-        };
-        let mut recorder = Recorder::new(&render)?;
-        let outcome = run(implementation, options.clone(), &cfg, &mut recorder, !args.no_progress)?;
-        let frames = recorder.finish()?;
-        if frames > 0 {
-            eprintln!("wrote {frames} frames to {}", render.render.as_ref().unwrap().display());
-        }
-        results.push((implementation, outcome));
-    }
-    if args.compare {
-        let soa = &results[0].1;
-        for (i, o) in &results[1..] {
-            anyhow::ensure!(
-                o.live == soa.live,
-                "{} and soa disagree after {} steps: {} vs {} alive cells",
-                args.common.label(*i),
-                cfg.steps,
-                o.live.len(),
-                soa.live.len()
-            );
-        }
-    }
+    let runs = run_and_report(
+        choices,
+        |implementation, options, recorder, progress| run(implementation, options, &cfg, recorder, progress),
+        |label, backend, o| report(&cfg, label, backend, o),
+    )?;
     if args.check {
         let started = Instant::now();
         let mut reference = Reference::new(&cfg.pattern);
         for _ in 0..cfg.steps {
             reference.step();
         }
-        for (i, o) in &results {
+        for (i, o) in &runs.results {
             anyhow::ensure!(
                 o.live == reference.live(),
                 "{} disagrees with the host reference after {} steps: {} vs {} alive cells",
@@ -167,32 +129,6 @@ fn run_app(args: Args) -> anyhow::Result<()> {
             reference.live().len(),
             started.elapsed().as_secs_f64()
         );
-    }
-    if args.compare {
-        println!("{:<10} {:>12} {:>12} {:>14}", "impl", "total ms", "enum ms", "vs soa");
-        let soa = results[0].1.total.as_secs_f64();
-        for (i, o) in &results {
-            println!(
-                "{:<10} {:>12.1} {:>12.1} {:>13.2}x",
-                args.common.label(*i),
-                o.total.as_secs_f64() * 1e3,
-                o.enumeration.as_secs_f64() * 1e3,
-                o.total.as_secs_f64() / soa
-            );
-        }
-    }
-    let mut lines: Vec<Report> =
-        results.iter().map(|(i, o)| report(&cfg, args.common.label(*i), backend, o)).collect();
-    if args.compare {
-        let t = |k: usize| results[k].1.total.as_micros();
-        let last = lines.pop().unwrap().field("soa_us", t(0)).field("aos_us", t(1)).field(
-            "ratio_vs_soa",
-            format!("{:.3}", results[2].1.total.as_secs_f64() / results[0].1.total.as_secs_f64()),
-        );
-        lines.push(last);
-    }
-    for line in lines {
-        println!("{line}");
     }
     Ok(())
 }

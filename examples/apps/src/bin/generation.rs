@@ -9,11 +9,12 @@
 use std::time::Instant;
 
 use clap::Parser;
+use dynasoar_examples::cli::heap_mib_bytes;
+use dynasoar_examples::compare::{Choices, RunChoice, run_and_report};
 use dynasoar_examples::generation::{
     Config, DslSim, Outcome, Reference, Simulation, fingerprint, parse_rule, parse_size, pattern_from_spec,
     rule_name, run,
 };
-use dynasoar_examples::render::{Recorder, RenderArgs};
 use dynasoar_examples::report::Report;
 use dynasoar_examples::{CommonArgs, Implementation, exit_on_error};
 use dynasoar_models::generation::{Rule, config};
@@ -42,25 +43,16 @@ struct Args {
     /// Seed of `random` patterns.
     #[arg(long, default_value_t = 42)]
     seed: u64,
-    /// Implementation to run.
-    #[arg(long = "impl", value_enum, default_value = "dynasoar")]
-    implementation: Implementation,
-    /// Run the SOA and AOS baselines and the DSL version, check that they agree, and report the
-    /// ratios.
-    #[arg(long)]
-    compare: bool,
-    /// Size of the dynasoar heap in MiB (default: room for an object in every cell).
+    /// Size of the dynasoar heap in MiB (default: room for an object in every cell). With a
+    /// general-purpose --allocator, the heap is 2 x this + 32 MiB.
     #[arg(long, value_name = "MIB")]
     heap_mib: Option<u64>,
     /// Check the results against a plain host implementation of the rules, and the DSL
     /// version's grid against its objects (slow for big runs).
     #[arg(long)]
     check: bool,
-    /// No progress bar.
-    #[arg(long)]
-    no_progress: bool,
     #[command(flatten)]
-    render: RenderArgs,
+    run: RunChoice,
     #[command(flatten)]
     common: CommonArgs,
 }
@@ -90,13 +82,7 @@ fn report(cfg: &Config, label: &str, backend: &str, o: &Outcome) -> Report {
 }
 
 fn run_app(args: Args) -> anyhow::Result<()> {
-    let heap_bytes = match args.heap_mib {
-        Some(0) => anyhow::bail!("--heap-mib must be at least 1"),
-        Some(mib) => {
-            Some(mib.checked_mul(1 << 20).ok_or_else(|| anyhow::anyhow!("--heap-mib is too large"))?)
-        }
-        None => None,
-    };
+    let heap_bytes = heap_mib_bytes(args.heap_mib)?;
     let size = args.size.as_deref().map(parse_size).transpose()?;
     let rule = match &args.rule {
         Some(r) => parse_rule(r)?,
@@ -105,41 +91,19 @@ fn run_app(args: Args) -> anyhow::Result<()> {
     let pattern = pattern_from_spec(&args.pattern, size, args.seed)?;
     let cfg = Config { steps: args.steps, rule, heap_bytes, ..Config::new(pattern) };
     cfg.validate()?;
-    let options = args.common.run_options();
-    let backend = args.common.executor()?.kind().name();
-    let implementations = if args.compare {
-        vec![Implementation::Soa, Implementation::Aos, Implementation::Dynasoar]
-    } else {
-        vec![args.implementation]
+    let at_default = args.pattern == "burst" && args.size.is_none();
+    let choices = Choices {
+        app: "generation",
+        common: &args.common,
+        run: &args.run,
+        what: "grids",
+        smaller: at_default.then_some("--size 500x500 --steps 500"),
     };
-    let mut results = Vec::new();
-    for &implementation in &implementations {
-        let render = if implementation == *implementations.last().unwrap() {
-            args.render.clone()
-        } else {
-            RenderArgs::default()
-        };
-        let mut recorder = Recorder::new(&render)?;
-        let outcome = run(implementation, options.clone(), &cfg, &mut recorder, !args.no_progress)?;
-        let frames = recorder.finish()?;
-        if frames > 0 {
-            eprintln!("wrote {frames} frames to {}", render.render.as_ref().unwrap().display());
-        }
-        results.push((implementation, outcome));
-    }
-    if args.compare {
-        let soa = &results[0].1;
-        for (i, o) in &results[1..] {
-            anyhow::ensure!(
-                o.states == soa.states,
-                "{} and soa disagree after {} steps: {} vs {} alive cells",
-                args.common.label(*i),
-                cfg.steps,
-                o.alive(),
-                soa.alive()
-            );
-        }
-    }
+    let runs = run_and_report(
+        choices,
+        |implementation, options, recorder, progress| run(implementation, options, &cfg, recorder, progress),
+        |label, backend, o| report(&cfg, label, backend, o),
+    )?;
     if args.check {
         let started = Instant::now();
         let mut reference = Reference::new(&cfg.pattern, cfg.rule);
@@ -147,7 +111,7 @@ fn run_app(args: Args) -> anyhow::Result<()> {
             reference.step();
         }
         let expected = fingerprint(cfg.pattern.width, cfg.pattern.height, reference.states());
-        for (i, o) in &results {
+        for (i, o) in &runs.results {
             anyhow::ensure!(
                 o.states == reference.states(),
                 "{} disagrees with the host reference after {} steps (fingerprints {:016x} vs {expected:016x})",
@@ -156,8 +120,8 @@ fn run_app(args: Args) -> anyhow::Result<()> {
                 o.fingerprint()
             );
         }
-        if results.iter().any(|(i, _)| *i == Implementation::Dynasoar) {
-            let (sim, _) = DslSim::new(options.clone(), &cfg)?;
+        if runs.results.iter().any(|(i, _)| *i == Implementation::Dynasoar) {
+            let (sim, _) = DslSim::new(runs.options.clone(), &cfg)?;
             for _ in 0..cfg.steps {
                 sim.step()?;
             }
@@ -168,38 +132,6 @@ fn run_app(args: Args) -> anyhow::Result<()> {
             dynasoar_examples::generation::count_alive(reference.states()),
             started.elapsed().as_secs_f64()
         );
-    }
-    if args.compare {
-        println!(
-            "{:<10} {:>12} {:>12} {:>10} {:>10} {:>9}",
-            "impl", "total ms", "enum ms", "alive", "dying", "vs soa"
-        );
-        let soa = results[0].1.total.as_secs_f64();
-        let ratio = |t: f64| if soa > 0.0 { format!("{:.2}x", t / soa) } else { "n/a".into() };
-        for (i, o) in &results {
-            println!(
-                "{:<10} {:>12.1} {:>12.1} {:>10} {:>10} {:>9}",
-                args.common.label(*i),
-                o.total.as_secs_f64() * 1e3,
-                o.enumeration.as_secs_f64() * 1e3,
-                o.alive(),
-                o.dying(),
-                ratio(o.total.as_secs_f64())
-            );
-        }
-    }
-    let mut lines: Vec<Report> =
-        results.iter().map(|(i, o)| report(&cfg, args.common.label(*i), backend, o)).collect();
-    if args.compare {
-        let t = |k: usize| results[k].1.total.as_micros();
-        let (dsl, soa) = (results[2].1.total.as_secs_f64(), results[0].1.total.as_secs_f64());
-        let ratio = if soa > 0.0 { format!("{:.3}", dsl / soa) } else { "n/a".into() };
-        let last =
-            lines.pop().unwrap().field("soa_us", t(0)).field("aos_us", t(1)).field("ratio_vs_soa", ratio);
-        lines.push(last);
-    }
-    for line in lines {
-        println!("{line}");
     }
     Ok(())
 }

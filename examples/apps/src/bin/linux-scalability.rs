@@ -7,6 +7,8 @@ use clap::Parser;
 use dynasoar::host::{Buffer, DeviceHeap, Executor, Grid, HeapClass, Result};
 use dynasoar::{ClassSpec, Kernel};
 use dynasoar_examples::CommonArgs;
+use dynasoar_examples::cli::{exit_on_error_without_heap_flag, note_cpu_default_size};
+use dynasoar_examples::outln;
 use dynasoar_models::alloc_bench::{
     AllocBenchParams, BUMP_ALLOC, CUDA_MALLOC_ALLOC, CUDA_MALLOC_FREE, LS_ALLOC, LS_ALLOC_EAGER,
     LS_ALLOC_UNCOALESCED, LS_FREE, OBJECT_BYTES, Obj64,
@@ -16,23 +18,28 @@ use dynasoar_models::alloc_bench::{
 #[command(about = "Linux Scalability: k allocations then k frees per thread, on several allocators")]
 struct Args {
     /// Thread blocks.
-    #[arg(long, default_value_t = 64)]
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..))]
     blocks: u32,
-    /// Threads per block.
-    #[arg(long, default_value_t = 256)]
+    /// Threads per block (1 to 1024).
+    #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..=1024))]
     threads: u32,
-    /// Allocations per thread to measure (comma-separated).
-    #[arg(long, value_delimiter = ',', default_value = "1,2,4,8,16,32,64,128,256,512,1024")]
+    /// Allocations per thread to measure (comma-separated, each at least 1).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = DEFAULT_K,
+        value_parser = clap::value_parser!(u32).range(1..)
+    )]
     k: Vec<u32>,
     /// Timed repetitions per point (the median is reported).
-    #[arg(long, default_value_t = 5)]
-    reps: usize,
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..))]
+    reps: u64,
     /// Skip CUDA's device malloc.
     #[arg(long)]
     no_cuda_malloc: bool,
     /// Timed repetitions for CUDA's device malloc, which is slow at large k.
-    #[arg(long, default_value_t = 1)]
-    cuda_reps: usize,
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    cuda_reps: u64,
     /// Largest k at which CUDA's device malloc is measured (it takes ~100 s at k = 512 on an
     /// H200).
     #[arg(long, default_value_t = 64)]
@@ -46,6 +53,9 @@ struct Args {
     common: CommonArgs,
 }
 
+/// The default of `--k`.
+const DEFAULT_K: &str = "1,2,4,8,16,32,64,128,256,512,1024";
+
 struct Point {
     allocator: &'static str,
     k: u32,
@@ -54,9 +64,10 @@ struct Point {
     failures: u64,
 }
 
+/// The median of `v` (NaN if `v` is empty, which `--reps` at least 1 rules out).
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
+    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
 }
 
 struct Bench<'a> {
@@ -101,10 +112,15 @@ impl Bench<'_> {
 
     /// Release the runs of blocks (whose reserved slots are all our allocator holds after the
     /// frees) and check that every block is free again.
-    fn release_runs_and_check_empty(&self) -> Result<()> {
+    fn release_runs_and_check_empty(&self) -> anyhow::Result<()> {
         self.heap.release_runs(self.exec)?;
         let state = self.heap.state(self.exec)?;
-        assert_eq!(state.free_blocks, self.heap.config().num_blocks, "heap not empty after the frees");
+        let blocks = self.heap.config().num_blocks;
+        anyhow::ensure!(
+            state.free_blocks == blocks,
+            "the heap is not empty after the frees: {} of {blocks} blocks free",
+            state.free_blocks
+        );
         Ok(())
     }
 
@@ -115,8 +131,8 @@ impl Bench<'_> {
         alloc: &Kernel<AllocBenchParams>,
         free: Option<&Kernel<AllocBenchParams>>,
         k: u32,
-        reps: usize,
-    ) -> Result<Point> {
+        reps: u64,
+    ) -> anyhow::Result<Point> {
         let (mut a, mut f, mut failures) = (Vec::new(), Vec::new(), 0);
         // One untimed warm-up round, then the timed ones.
         for rep in 0..=reps {
@@ -134,7 +150,7 @@ impl Bench<'_> {
                     self.release_runs_and_check_empty()?;
                 } else {
                     let objects = self.heap.stats(self.exec)?.classes[0].objects;
-                    assert_eq!(objects, 0, "objects left after the frees");
+                    anyhow::ensure!(objects == 0, "{objects} objects left after the frees");
                 }
             }
             if rep > 0 {
@@ -156,28 +172,34 @@ impl Bench<'_> {
 }
 
 fn main() -> std::process::ExitCode {
-    let args = Args::parse();
-    match run(&args) {
-        Ok(()) => std::process::ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: {e}");
-            std::process::ExitCode::FAILURE
-        }
-    }
+    exit_on_error_without_heap_flag(run(&Args::parse()))
 }
 
-fn run(args: &Args) -> Result<()> {
+fn run(args: &Args) -> anyhow::Result<()> {
+    args.common.reject_allocator(
+        "linux-scalability",
+        "it measures its own allocators: dynasoar, dynasoar-nocoal, dynasoar-eager, bump, cuda-malloc",
+    )?;
     let exec = args.common.executor()?;
-    let total_threads = args.blocks * args.threads;
+    note_cpu_default_size(
+        exec.kind(),
+        args.blocks == 64 && args.threads == 256 && args.k.len() == DEFAULT_K.split(',').count(),
+        "linux-scalability",
+        "--blocks 8 --k 1,4,16,64",
+    );
+    let too_many = || anyhow::anyhow!("--blocks x --threads x the largest --k is too large");
+    let total_threads = args.blocks.checked_mul(args.threads).ok_or_else(too_many)?;
     let max_k = *args.k.iter().max().unwrap_or(&1);
     let objects = total_threads as u64 * max_k as u64;
+    let arena_bytes = objects.checked_mul(OBJECT_BYTES as u64).ok_or_else(too_many)?;
     // The paper sizes the heap to fit 1024 objects per thread; we size it for the largest k,
     // with a quarter more for blocks opened concurrently under contention.
     let blocks_needed = objects.div_ceil(Obj64::OBJECTS_PER_BLOCK as u64);
-    let heap_bytes = blocks_needed * Obj64::BLOCK_BYTES * 5 / 4 + (16 << 20);
+    let heap_bytes =
+        (blocks_needed.saturating_mul(Obj64::BLOCK_BYTES) / 4).saturating_mul(5).saturating_add(16 << 20);
     let cuda = exec.kind() == dynasoar::host::BackendKind::Cuda && !args.no_cuda_malloc;
     if cuda {
-        exec.set_device_malloc_heap((objects * OBJECT_BYTES as u64 * 3) as usize)?;
+        exec.set_device_malloc_heap(arena_bytes.saturating_mul(3).try_into().map_err(|_| too_many())?)?;
     }
     let heap = DeviceHeap::new(
         &exec,
@@ -189,10 +211,10 @@ fn run(args: &Args) -> Result<()> {
         exec: &exec,
         grid: Grid::new(args.blocks, args.threads),
         total_threads,
-        out: exec.alloc_zeroed(objects as usize)?,
+        out: exec.alloc_zeroed(objects.try_into().map_err(|_| too_many())?)?,
         failures: exec.alloc_zeroed(1)?,
         bump: exec.alloc_zeroed(1)?,
-        arena: exec.alloc_zeroed((objects * OBJECT_BYTES as u64) as usize)?,
+        arena: exec.alloc_zeroed(arena_bytes.try_into().map_err(|_| too_many())?)?,
         heap,
         cold_runs: args.cold_runs,
     };
@@ -225,7 +247,7 @@ fn run(args: &Args) -> Result<()> {
         }
         for p in &row {
             let n = total_threads as f64 * k as f64;
-            println!(
+            outln!(
                 "bench=linux-scalability backend={} allocator={} runs={runs} threads={} k={} alloc_ms={:.4} free_ms={} ns_per_alloc={:.3} ns_per_free={} failures={}",
                 exec.kind().name(),
                 p.allocator,
@@ -247,8 +269,8 @@ fn run(args: &Args) -> Result<()> {
 }
 
 fn print_table(points: &[Point], threads: u32) {
-    println!();
-    println!(
+    outln!();
+    outln!(
         "{:>5} | {:>22} | {:>22} | {:>10} | {:>22} | {:>9} | {:>9}",
         "k",
         "dynasoar alloc/free ns",
@@ -283,7 +305,7 @@ fn print_table(points: &[Point], threads: u32) {
             (Some((a, Some(fr))), Some((ca, Some(cf)))) => format!("{:.1}x", (ca + cf) / (a + fr)),
             _ => "-".into(),
         };
-        println!(
+        outln!(
             "{:>5} | {:>22} | {:>22} | {:>10} | {:>22} | {:>9} | {:>9}",
             k,
             fmt(d),
@@ -294,7 +316,7 @@ fn print_table(points: &[Point], threads: u32) {
             vs_cuda
         );
     }
-    println!(
+    outln!(
         "(ns per operation; 'vs floor': dynasoar alloc time over the bump allocator's; 'vs cuda': CUDA malloc+free time over dynasoar's)"
     );
 }

@@ -2,42 +2,36 @@
 //! checks its results against a plain host computation.
 
 use clap::Parser;
-use dynasoar::host::Result;
 use dynasoar_examples::CommonArgs;
-use dynasoar_examples::smoke::{SmokeResult, run_histogram};
+use dynasoar_examples::cli::exit_on_error_without_heap_flag;
+use dynasoar_examples::outln;
+use dynasoar_examples::smoke::{SmokeResult, run_histogram, try_sample_values};
 
 #[derive(Parser)]
 #[command(about = "Run the smoke kernel and check it against the host")]
 struct Args {
-    /// Number of values.
-    #[arg(long, default_value_t = 1 << 22)]
-    len: usize,
+    /// Number of values (1 to 2^32 - 1).
+    #[arg(long, default_value_t = 1 << 22, value_parser = clap::value_parser!(u32).range(1..))]
+    len: u32,
     /// Number of bins.
-    #[arg(long, default_value_t = 97)]
+    #[arg(long, default_value_t = 97, value_parser = clap::value_parser!(u32).range(1..))]
     bins: u32,
     #[command(flatten)]
     common: CommonArgs,
 }
 
 fn main() -> std::process::ExitCode {
-    let args = Args::parse();
-    match run(&args) {
-        Ok(true) => std::process::ExitCode::SUCCESS,
-        Ok(false) => std::process::ExitCode::FAILURE,
-        Err(e) => {
-            eprintln!("error: {e}");
-            std::process::ExitCode::FAILURE
-        }
-    }
+    exit_on_error_without_heap_flag(run(&Args::parse()))
 }
 
-fn run(args: &Args) -> Result<bool> {
+fn run(args: &Args) -> anyhow::Result<()> {
+    args.common.reject_allocator("smoke", "it runs one kernel and makes no objects")?;
     let exec = args.common.executor()?;
-    let values = dynasoar_examples::smoke::sample_values(args.len, 42);
+    let values = try_sample_values(args.len as u64, 42)?;
     let (got, elapsed) = exec.time(|| run_histogram(&exec, &values, args.bins))?;
     let want = SmokeResult::reference(&values, args.bins);
     let ok = got == want;
-    println!(
+    outln!(
         "app=smoke backend={} len={} bins={} kernel_us={} evens={} ok={}",
         exec.kind().name(),
         args.len,
@@ -46,5 +40,6 @@ fn run(args: &Args) -> Result<bool> {
         got.evens.len(),
         ok
     );
-    Ok(ok)
+    anyhow::ensure!(ok, "the kernel's histogram differs from the host's");
+    Ok(())
 }

@@ -4,6 +4,7 @@
 //! `cargo run --release --bin structure -- --nodes 1500000 --steps 500 --compare`
 
 use clap::Parser;
+use dynasoar_examples::cli::heap_mib_bytes;
 use dynasoar_examples::compare::{Choices, RunChoice, run_and_report};
 use dynasoar_examples::report::Report;
 use dynasoar_examples::structure::{Config, Outcome, run};
@@ -38,6 +39,7 @@ struct Args {
     #[arg(long, default_value_t = config::ANCHOR_PERCENT)]
     anchor_percent: u32,
     /// Heap of the DSL version in MiB (default: enough for the mesh).
+    /// With a general-purpose --allocator, the heap is 2 x this + 32 MiB.
     #[arg(long)]
     heap_mib: Option<u64>,
     #[command(flatten)]
@@ -69,13 +71,7 @@ fn report(cfg: &Config, label: &str, backend: &str, o: &Outcome) -> Report {
 }
 
 fn run_app(args: Args) -> anyhow::Result<()> {
-    let heap_bytes = match args.heap_mib {
-        Some(0) => anyhow::bail!("--heap-mib must be at least 1"),
-        Some(mib) => {
-            Some(mib.checked_mul(1 << 20).ok_or_else(|| anyhow::anyhow!("--heap-mib is too large"))?)
-        }
-        None => None,
-    };
+    let heap_bytes = heap_mib_bytes(args.heap_mib)?;
     let cfg = Config {
         nodes: args.nodes,
         springs: args.springs.unwrap_or_else(|| Config::default_springs(args.nodes)),
@@ -88,7 +84,13 @@ fn run_app(args: Args) -> anyhow::Result<()> {
         heap_bytes,
     };
     cfg.validate()?;
-    let choices = Choices { common: &args.common, run: &args.run, what: "meshes" };
+    let choices = Choices {
+        app: "structure",
+        common: &args.common,
+        run: &args.run,
+        smaller: (args.nodes == config::NODES).then_some("--nodes 20000 --steps 50"),
+        what: "meshes",
+    };
     run_and_report(
         choices,
         |implementation, options, recorder, progress| run(implementation, options, &cfg, recorder, progress),

@@ -4,6 +4,7 @@
 //! `cargo run --release --bin sugarscape -- --size 1700 --steps 10000 --compare`
 
 use clap::Parser;
+use dynasoar_examples::cli::heap_mib_bytes;
 use dynasoar_examples::compare::{Choices, RunChoice, run_and_report};
 use dynasoar_examples::report::Report;
 use dynasoar_examples::sugarscape::{Config, Outcome, run};
@@ -65,6 +66,7 @@ struct Args {
     #[arg(long, default_value_t = config::MAX_CHILDREN)]
     max_children: u32,
     /// Heap of the DSL version in MiB (default: enough for the grid's size).
+    /// With a general-purpose --allocator, the heap is 2 x this + 32 MiB.
     #[arg(long)]
     heap_mib: Option<u64>,
     #[command(flatten)]
@@ -97,13 +99,7 @@ fn report(cfg: &Config, label: &str, backend: &str, o: &Outcome) -> Report {
 }
 
 fn run_app(args: Args) -> anyhow::Result<()> {
-    let heap_bytes = match args.heap_mib {
-        Some(0) => anyhow::bail!("--heap-mib must be at least 1"),
-        Some(mib) => {
-            Some(mib.checked_mul(1 << 20).ok_or_else(|| anyhow::anyhow!("--heap-mib is too large"))?)
-        }
-        None => None,
-    };
+    let heap_bytes = heap_mib_bytes(args.heap_mib)?;
     let cfg = Config {
         width: args.width.unwrap_or(args.size),
         height: args.height.unwrap_or(args.size),
@@ -124,7 +120,15 @@ fn run_app(args: Args) -> anyhow::Result<()> {
         heap_bytes,
     };
     cfg.validate()?;
-    let choices = Choices { common: &args.common, run: &args.run, what: "simulations" };
+    let choices = Choices {
+        app: "sugarscape",
+        common: &args.common,
+        run: &args.run,
+        smaller: (args.width.unwrap_or(args.size) == config::SIZE
+            && args.height.unwrap_or(args.size) == config::SIZE)
+            .then_some("--size 200 --steps 500"),
+        what: "simulations",
+    };
     run_and_report(
         choices,
         |implementation, options, recorder, progress| run(implementation, options, &cfg, recorder, progress),

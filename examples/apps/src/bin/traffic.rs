@@ -4,6 +4,7 @@
 //! `cargo run --release --bin traffic -- --intersections 17500 --steps 12000 --compare`
 
 use clap::Parser;
+use dynasoar_examples::cli::heap_mib_bytes;
 use dynasoar_examples::compare::{Choices, RunChoice, run_and_report};
 use dynasoar_examples::report::Report;
 use dynasoar_examples::traffic::{Config, DslSim, Network, Outcome, Simulation, run_on};
@@ -44,6 +45,7 @@ struct Args {
     #[arg(long, default_value_t = config::PHASE_TIME)]
     phase_time: u32,
     /// Heap of the DSL version in MiB (default: enough for a car on every cell).
+    /// With a general-purpose --allocator, the heap is 2 x this + 32 MiB.
     #[arg(long)]
     heap_mib: Option<u64>,
     /// After the run, check the DSL version's objects against the network (slow for big runs).
@@ -79,13 +81,7 @@ fn report(cfg: &Config, cells: u32, label: &str, backend: &str, o: &Outcome) -> 
 }
 
 fn run_app(args: Args) -> anyhow::Result<()> {
-    let heap_bytes = match args.heap_mib {
-        Some(0) => anyhow::bail!("--heap-mib must be at least 1"),
-        Some(mib) => {
-            Some(mib.checked_mul(1 << 20).ok_or_else(|| anyhow::anyhow!("--heap-mib is too large"))?)
-        }
-        None => None,
-    };
+    let heap_bytes = heap_mib_bytes(args.heap_mib)?;
     let cfg = Config {
         intersections: args.intersections,
         steps: args.steps,
@@ -110,8 +106,14 @@ fn run_app(args: Args) -> anyhow::Result<()> {
         net.lights.len()
     );
     let cells = net.num_cells();
-    let choices = Choices { common: &args.common, run: &args.run, what: "traffic" };
-    run_and_report(
+    let choices = Choices {
+        app: "traffic",
+        common: &args.common,
+        run: &args.run,
+        smaller: (args.intersections == config::INTERSECTIONS).then_some("--intersections 1000 --steps 1000"),
+        what: "traffic",
+    };
+    let runs = run_and_report(
         choices,
         |implementation, options, recorder, progress| {
             run_on(implementation, options, &cfg, &net, recorder, progress)
@@ -120,7 +122,7 @@ fn run_app(args: Args) -> anyhow::Result<()> {
     )?;
     if args.verify {
         // A fresh DSL run to the same step, checked object by object.
-        let (sim, _) = DslSim::new(args.common.run_options(), &cfg, &net)?;
+        let (sim, _) = DslSim::new(runs.options, &cfg, &net)?;
         for _ in 0..cfg.steps {
             sim.step()?;
         }

@@ -4,6 +4,7 @@
 //! `cargo run --release --bin wa-tor -- --width 2048 --height 2560 --steps 500 --compare`
 
 use clap::Parser;
+use dynasoar_examples::cli::heap_mib_bytes;
 use dynasoar_examples::compare::{Choices, RunChoice, run_and_report};
 use dynasoar_examples::report::Report;
 use dynasoar_examples::wator::{Config, Outcome, run};
@@ -41,6 +42,7 @@ struct Args {
     #[arg(long, default_value_t = config::SHARK_PERCENT)]
     shark_percent: u32,
     /// Heap of the DSL version in MiB (default: enough for the ocean's size).
+    /// With a general-purpose --allocator, the heap is 2 x this + 32 MiB.
     #[arg(long)]
     heap_mib: Option<u64>,
     #[command(flatten)]
@@ -71,13 +73,7 @@ fn report(cfg: &Config, label: &str, backend: &str, o: &Outcome) -> Report {
 }
 
 fn run_app(args: Args) -> anyhow::Result<()> {
-    let heap_bytes = match args.heap_mib {
-        Some(0) => anyhow::bail!("--heap-mib must be at least 1"),
-        Some(mib) => {
-            Some(mib.checked_mul(1 << 20).ok_or_else(|| anyhow::anyhow!("--heap-mib is too large"))?)
-        }
-        None => None,
-    };
+    let heap_bytes = heap_mib_bytes(args.heap_mib)?;
     let cfg = Config {
         width: args.width,
         height: args.height,
@@ -91,7 +87,14 @@ fn run_app(args: Args) -> anyhow::Result<()> {
         heap_bytes,
     };
     cfg.validate()?;
-    let choices = Choices { common: &args.common, run: &args.run, what: "oceans" };
+    let choices = Choices {
+        app: "wa-tor",
+        common: &args.common,
+        run: &args.run,
+        smaller: (args.width == config::WIDTH && args.height == config::HEIGHT)
+            .then_some("--width 256 --height 256 --steps 200"),
+        what: "oceans",
+    };
     run_and_report(
         choices,
         |implementation, options, recorder, progress| run(implementation, options, &cfg, recorder, progress),
