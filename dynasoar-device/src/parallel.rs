@@ -63,6 +63,50 @@ impl<T, Arg> Clone for ParallelMethod<T, Arg> {
 }
 impl<T, Arg> Copy for ParallelMethod<T, Arg> {}
 
+/// A `#[parallel]` method that takes no argument: what the host's `parallel_do` takes
+/// (`parallel_do_with` takes the others). Its message tells a user who passed a method with an
+/// argument to `parallel_do` what to call instead.
+#[diagnostic::on_unimplemented(
+    message = "`parallel_do` runs a #[parallel] method without an argument, and `{Self}` is not one",
+    label = "a method that takes an argument, or no #[parallel] method",
+    note = "launch a method that takes an argument with `rt.parallel_do_with(Class::method, arg)`"
+)]
+pub trait DoWithoutArgument: Copy {
+    /// The method's class.
+    type Class;
+    /// The method, as one taking the argument `()`.
+    fn method(self) -> ParallelMethod<Self::Class, ()>;
+}
+
+impl<T> DoWithoutArgument for ParallelMethod<T, ()> {
+    type Class = T;
+    fn method(self) -> Self {
+        self
+    }
+}
+
+/// A `#[parallel_new]` constructor that takes no argument: what the host's `parallel_new`
+/// takes (`parallel_new_with` takes the others).
+#[diagnostic::on_unimplemented(
+    message = "`parallel_new` runs a #[parallel_new] constructor without an argument, and `{Self}` is not one",
+    label = "a constructor that takes an argument, or no #[parallel_new] constructor",
+    note = "launch a constructor that takes an argument with \
+            `rt.parallel_new_with(Class::constructor, count, arg)`"
+)]
+pub trait NewWithoutArgument: Copy {
+    /// The constructor's class.
+    type Class;
+    /// The constructor, as one taking the argument `()`.
+    fn constructor(self) -> ParallelNew<Self::Class, ()>;
+}
+
+impl<T> NewWithoutArgument for ParallelNew<T, ()> {
+    type Class = T;
+    fn constructor(self) -> Self {
+        self
+    }
+}
+
 /// A `#[parallel_new]` constructor of class `T`: what the host passes to `parallel_new`.
 pub struct ParallelNew<T, Arg> {
     kernel: Kernel<NewParams<Arg>>,
