@@ -368,7 +368,7 @@ fn run_synthetic(args: &SyntheticArgs) -> anyhow::Result<()> {
     let table = record::table(&records);
     std::fs::write(out.join("summary.txt"), format!("{}\n{table}", exec.description()))
         .with_context(|| format!("cannot write {}", out.join("summary.txt").display()))?;
-    println!("\n{table}");
+    dynasoar_examples::outln!("\n{table}");
     eprintln!("dynasoar-bench: {} measurements; files in {}", records.len(), out.display());
     Ok(())
 }
@@ -386,12 +386,13 @@ fn run_registers(args: &RegistersArgs) -> anyhow::Result<()> {
     let entries = registers::probe_entries(&kinds);
     let kernels = registers::ptxas_report(&ptxas, BENCH_PTX, &entries, &args.arch, out)?;
     let records = registers::records(&kernels, &kinds, &args.arch);
-    for r in &records {
-        println!("{}", serde_json::to_string(r)?);
-    }
+    // The files first: printing ends the process when stdout is a closed pipe (`| head`).
     std::fs::write(out.join("registers.csv"), registers::csv(&records))?;
     std::fs::write(out.join("registers.json"), serde_json::to_string_pretty(&records)?)?;
-    println!("\n{}", registers::table(&records));
+    for r in &records {
+        dynasoar_examples::outln!("{}", serde_json::to_string(r)?);
+    }
+    dynasoar_examples::outln!("\n{}", registers::table(&records));
     Ok(())
 }
 
@@ -447,7 +448,7 @@ fn run_apps(args: &AppsArgs) -> anyhow::Result<()> {
     let table = record::table(&records);
     std::fs::write(out.join("apps-summary.txt"), format!("{description}\n{table}"))
         .with_context(|| format!("cannot write {}", out.join("apps-summary.txt").display()))?;
-    println!("\n{table}");
+    dynasoar_examples::outln!("\n{table}");
     eprintln!("dynasoar-bench apps: {} measurements; files in {}", records.len(), out.display());
     Ok(())
 }
@@ -456,7 +457,7 @@ fn run_measure(args: &MeasureArgs) -> anyhow::Result<()> {
     let job: apps::Job =
         serde_json::from_str(&args.job).context("--job is not a job of `dynasoar-bench apps`")?;
     let measured = apps::run_job(&job, args.backend.options(true));
-    println!("{}", serde_json::to_string(&measured)?);
+    dynasoar_examples::outln!("{}", serde_json::to_string(&measured)?);
     Ok(())
 }
 
@@ -503,7 +504,7 @@ fn run_workloads(args: &WorkloadsArgs) -> anyhow::Result<()> {
     let table = workloads::table(&records);
     std::fs::write(out.join("workloads-summary.txt"), format!("{}\n{table}", exec.description()))
         .with_context(|| format!("cannot write {}", out.join("workloads-summary.txt").display()))?;
-    println!("\n{table}");
+    dynasoar_examples::outln!("\n{table}");
     eprintln!("dynasoar-bench workloads: {} measurements; files in {}", records.len(), out.display());
     Ok(())
 }
