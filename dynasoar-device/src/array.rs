@@ -33,6 +33,24 @@ impl<T> core::fmt::Debug for DeviceArray<T> {
 // SAFETY: an address and a length; valid when zero (an empty array).
 unsafe impl<T: 'static> Plain for DeviceArray<T> {}
 
+impl<T> DeviceArray<T> {
+    /// The array of no values: a placeholder for a model argument that has no table (every
+    /// access is out of bounds).
+    pub const EMPTY: DeviceArray<T> = DeviceArray { data: DevPtr::null(), len: 0, _values: PhantomData };
+
+    /// [`EMPTY`](Self::EMPTY).
+    pub const fn empty() -> Self {
+        Self::EMPTY
+    }
+}
+
+impl<T> Default for DeviceArray<T> {
+    /// [`DeviceArray::EMPTY`].
+    fn default() -> Self {
+        Self::EMPTY
+    }
+}
+
 impl<T: AtomicValue> DeviceArray<T> {
     /// The array of `len` values at `data`.
     ///
@@ -93,5 +111,24 @@ impl<T: 'static> DeviceArray<crate::object::Handle<T>> {
     #[inline(always)]
     pub fn set(&self, index: u64, value: crate::object::Handle<T>) {
         self.at(index).store(value)
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::DeviceArray;
+
+    #[test]
+    fn the_empty_array_has_no_values() {
+        let a = DeviceArray::<u32>::EMPTY;
+        assert!(a.is_empty() && a.len() == 0);
+        assert_eq!(DeviceArray::<f32>::default().len(), 0);
+        assert!(DeviceArray::<u64>::empty().is_empty());
+    }
+
+    #[test]
+    #[should_panic(expected = "DeviceArray index out of bounds")]
+    fn reading_the_empty_array_is_out_of_bounds() {
+        DeviceArray::<u32>::EMPTY.get(0);
     }
 }

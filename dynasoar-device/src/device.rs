@@ -50,7 +50,47 @@ pub struct Device<A: AllocatorSpec> {
     /// What this context may create and free (see [`Effects`]); a launch of a method that
     /// declared its effects gets a context limited to them.
     effects: Effects,
+    /// In a `parallel_do`'s method: the classes iterated and `this` (see [`FreeRule`]).
+    rule: FreeRule,
     _alloc: PhantomData<fn() -> A>,
+}
+
+/// What a thread of a `parallel_do` over a class may free of that class: its own `this`
+/// only (paper section 2.1). Checked where [`FreeRule::CHECKED`] (the CPU backend and debug
+/// device builds); elsewhere it is empty and the check folds away, so the GPU's release kernels
+/// are unchanged.
+#[derive(Clone, Copy)]
+struct FreeRule {
+    /// Type ids (bits) of the classes the launch iterates; 0 outside a `parallel_do`.
+    #[cfg(any(debug_assertions, not(target_arch = "nvptx64")))]
+    iterated: u64,
+    /// The handle of the object the method runs on.
+    #[cfg(any(debug_assertions, not(target_arch = "nvptx64")))]
+    this: u64,
+}
+
+impl FreeRule {
+    const CHECKED: bool = cfg!(any(debug_assertions, not(target_arch = "nvptx64")));
+
+    const NONE: FreeRule = FreeRule {
+        #[cfg(any(debug_assertions, not(target_arch = "nvptx64")))]
+        iterated: 0,
+        #[cfg(any(debug_assertions, not(target_arch = "nvptx64")))]
+        this: 0,
+    };
+
+    /// Whether freeing the object with handle `raw` (not null) breaks the rule.
+    #[inline(always)]
+    fn forbids(self, _raw: u64, _type_id: u8) -> bool {
+        #[cfg(any(debug_assertions, not(target_arch = "nvptx64")))]
+        {
+            self.iterated & (1 << (_type_id & 63)) != 0 && _raw != self.this
+        }
+        #[cfg(not(any(debug_assertions, not(target_arch = "nvptx64"))))]
+        {
+            false
+        }
+    }
 }
 
 impl<A: AllocatorSpec> Clone for Device<A> {
@@ -70,7 +110,12 @@ impl<A: AllocatorSpec> Device<A> {
     #[inline(always)]
     pub unsafe fn from_store(store: StorePtr) -> Self {
         // SAFETY: the caller's contract.
-        Device { store: unsafe { A::Store::at(store.addr()) }, effects: Effects::ANY, _alloc: PhantomData }
+        Device {
+            store: unsafe { A::Store::at(store.addr()) },
+            effects: Effects::ANY,
+            rule: FreeRule::NONE,
+            _alloc: PhantomData,
+        }
     }
 
     /// The store the objects live in (what the do-all kernels visit).
@@ -87,6 +132,31 @@ impl<A: AllocatorSpec> Device<A> {
     #[inline(always)]
     pub fn limited_to(self, effects: Effects) -> Self {
         Device { effects, ..self }
+    }
+
+    /// This context, for a `parallel_do` method over the classes `iterated` running on the
+    /// object `this`: freeing another object of those classes raises
+    /// [`errors::FREED_ITERATED`](crate::errors::FREED_ITERATED) where the rule is checked
+    /// (the CPU backend and debug device builds; elsewhere this is the context unchanged).
+    #[doc(hidden)]
+    #[inline(always)]
+    pub fn visiting(self, _iterated: u64, _this: crate::handle::RawHandle) -> Self {
+        if !FreeRule::CHECKED {
+            return self;
+        }
+        #[cfg(any(debug_assertions, not(target_arch = "nvptx64")))]
+        let rule = FreeRule { iterated: _iterated, this: _this.0 };
+        #[cfg(not(any(debug_assertions, not(target_arch = "nvptx64"))))]
+        let rule = FreeRule::NONE;
+        Device { rule, ..self }
+    }
+
+    /// This context, recording the host's tag of this launch with the first error raised
+    /// through it (see [`ObjectStore::for_launch`]).
+    #[doc(hidden)]
+    #[inline(always)]
+    pub fn for_launch(self, launch: u32) -> Self {
+        Device { store: self.store.for_launch(launch), ..self }
     }
 
     /// Create an object of class `T` holding `value`. `None` if the heap is out of memory (the
@@ -123,6 +193,10 @@ impl<A: AllocatorSpec> Device<A> {
         let raw = obj.raw();
         if !raw.is_null() && self.effects.frees & (1 << (raw.type_id() & 63)) == 0 {
             self.store.raise(crate::errors::UNDECLARED_CHANGE);
+            return;
+        }
+        if !raw.is_null() && self.rule.forbids(raw.0, raw.type_id()) {
+            self.store.raise(crate::errors::FREED_ITERATED);
             return;
         }
         self.store.free::<T>(raw);

@@ -26,7 +26,8 @@ pub struct DoParams<Arg> {
     pub objects_per_block: u32,
     /// Which enumeration counter holds the number of listed blocks.
     pub parity: u32,
-    pub _reserved: u32,
+    /// The host's tag of this launch, recorded with the first error raised in it (0: none).
+    pub launch: u32,
     /// The method's argument.
     pub arg: Arg,
 }
@@ -43,6 +44,8 @@ pub struct NewParams<Arg> {
     /// Objects to create: indices `first..first + count`.
     pub first: u64,
     pub count: u64,
+    /// The host's tag of this launch, recorded with the first error raised in it (0: none).
+    pub launch: u32,
     pub arg: Arg,
 }
 // SAFETY: `repr(C)` plain data when `Arg` is.
@@ -58,12 +61,16 @@ pub struct GatherParams {
     pub class: u32,
     pub objects_per_block: u32,
     pub parity: u32,
-    pub _reserved: u32,
+    /// The host's tag of this launch, recorded with the first error raised in it (0: none).
+    pub launch: u32,
     /// Room for `capacity` values.
     pub out: DevPtr<u8>,
     pub capacity: u64,
     /// Values written so far (also past `capacity`: then the host retries with more room).
     pub written: DevPtr<u32>,
+    /// Room for `capacity` handles, each that of the value at the same index; null when the
+    /// host wants the values only.
+    pub handles: DevPtr<u64>,
 }
 // SAFETY: `repr(C)` plain data.
 // Kernel parameters: not offered to users as examples of plain types in diagnostics.

@@ -197,7 +197,7 @@ pub fn run_parallel_do<T, Arg>(
 {
     // SAFETY: the host launches do-all kernels on its store of `T::Alloc`, after listing
     // `p.class`, a concrete class in `T`'s subtree.
-    let dev = unsafe { Device::<T::Alloc>::from_store(p.store) }.limited_to(effects);
+    let dev = unsafe { Device::<T::Alloc>::from_store(p.store) }.limited_to(effects).for_launch(p.launch);
     // A class without subclasses is the launched class: its objects per block are a constant
     // of the kernel, and the streaming loop's divisions and warp geometry fold away (the bump
     // of the field-access benchmark: 39 -> 32 registers). The plain loop keeps the launch's
@@ -208,9 +208,12 @@ pub fn run_parallel_do<T, Arg>(
     } else {
         (p.class as u8, p.objects_per_block)
     };
+    // The launch iterates `T`'s subtree (the host launches each of its concrete classes): a
+    // method may free only its own object of it (checked on the CPU backend and in debug
+    // device builds, see `Device::visiting`).
     dev.object_store().for_each_listed(Listing { class, objects, parity: p.parity, lp }, |raw| {
         // SAFETY: a live object of a class that is-a `T` (see above).
-        method(unsafe { Obj::from_raw(raw) }, &dev, p.arg)
+        method(unsafe { Obj::from_raw(raw) }, &dev.visiting(T::SUBTREE, raw), p.arg)
     });
 }
 
@@ -222,7 +225,7 @@ where
     Arg: Plain,
 {
     // SAFETY: the host launches this on its store of `T::Alloc`.
-    let dev = unsafe { Device::<T::Alloc>::from_store(p.store) };
+    let dev = unsafe { Device::<T::Alloc>::from_store(p.store) }.for_launch(p.launch);
     let stride = arch::global_thread_count() as u64;
     let mut i = arch::global_thread_id() as u64;
     while i < p.count {
@@ -241,15 +244,20 @@ pub fn run_gather<T: Registered>(p: GatherParams) {
     let written = unsafe { Atomic32::from_ptr(p.written.as_ptr()) };
     let out = p.out.cast::<T>();
     // SAFETY: the host launches gathers on its store of `T::Alloc`, after listing `p.class`.
-    let store = unsafe { store_of::<T>(p.store) };
+    let store = unsafe { store_of::<T>(p.store) }.for_launch(p.launch);
     let listing =
         Listing { class: p.class as u8, objects: p.objects_per_block, parity: p.parity, lp: DoAll::Plain };
     store.for_each_listed(listing, |raw| {
         let at = WarpGroup::current().fetch_add_one_u32(written) as u64;
         if at < p.capacity {
-            // SAFETY: `raw` is a live object that is-a `T`; `out` has room for `capacity`
-            // values and `at` is this thread's own entry.
-            unsafe { out.write(at as usize, T::load(raw)) };
+            // SAFETY: `raw` is a live object that is-a `T`; `out` (and `handles`, if not null)
+            // has room for `capacity` entries and `at` is this thread's own entry.
+            unsafe {
+                out.write(at as usize, T::load(raw));
+                if !p.handles.is_null() {
+                    p.handles.write(at as usize, raw.0);
+                }
+            }
         }
     });
 }

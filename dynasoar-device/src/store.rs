@@ -51,6 +51,14 @@ pub unsafe trait ObjectStore: Copy + 'static {
     /// Raise `error` (bits of [`errors`](crate::errors)) for the host to report after the launch.
     fn raise(&self, error: u32);
 
+    /// This view, recording `launch` (the host's nonzero tag of this launch) with the first
+    /// error raised through it, where the store can: the host then names the kernel that
+    /// raised it. Stores that cannot keep the tag ignore it.
+    #[inline(always)]
+    fn for_launch(self, _launch: u32) -> Self {
+        self
+    }
+
     /// A new object of class `T` holding `value`; `None` when the store is out of room (then
     /// raised for the host to report).
     fn make_new<T: Concrete + ClassSpec>(&self, value: &T) -> Option<RawHandle>;
@@ -84,6 +92,11 @@ unsafe impl ObjectStore for Heap<'static> {
     #[inline(always)]
     fn raise(&self, error: u32) {
         Heap::raise(self, error);
+    }
+
+    #[inline(always)]
+    fn for_launch(self, launch: u32) -> Self {
+        Heap::for_launch(self, launch)
     }
 
     #[inline(always)]
@@ -151,6 +164,14 @@ unsafe impl<A: ObjectStore, B: ObjectStore> ObjectStore for Either<A, B> {
     #[inline(always)]
     fn raise(&self, error: u32) {
         either!(self, s => s.raise(error))
+    }
+
+    #[inline(always)]
+    fn for_launch(self, launch: u32) -> Self {
+        match self {
+            Either::First(s) => Either::First(s.for_launch(launch)),
+            Either::Second(s) => Either::Second(s.for_launch(launch)),
+        }
     }
 
     #[inline(always)]

@@ -64,9 +64,18 @@ pub enum Error {
     /// Device code asked for more objects than the heap holds. The heap stays consistent: the
     /// failed allocations returned no object and everything else is intact.
     #[error(
-        "the device heap ran out of memory in kernel {kernels}: {failed} allocation(s) got no object (heap of {heap_bytes} bytes, {blocks} blocks); give the runtime a larger heap"
+        "the device heap ran out of memory in kernel {kernels}: {failed} allocation(s) of {classes} got no object (heap of {heap_bytes} bytes, {blocks} blocks); give the runtime a larger heap, e.g. RuntimeBuilder::heap_bytes({suggested_bytes}) (or size it from object counts with RuntimeBuilder::heap_for)"
     )]
-    OutOfMemory { kernels: KernelNames, failed: u32, heap_bytes: u64, blocks: u64 },
+    OutOfMemory {
+        kernels: KernelNames,
+        failed: u32,
+        heap_bytes: u64,
+        blocks: u64,
+        /// The classes whose allocations failed, by name.
+        classes: String,
+        /// A heap size to try: room for the failed objects, and at least twice this heap.
+        suggested_bytes: u64,
+    },
 
     /// A general-purpose allocator (`dynasoar::baselines::malloc`) could not serve requests or was misused.
     /// Its region stays consistent: failed mallocs returned null and nothing else changed.
@@ -86,6 +95,14 @@ pub enum Error {
          the class to the declaration, or remove the declaration to allow every class"
     )]
     UndeclaredChange { kernels: KernelNames },
+
+    /// A thread of a `parallel_do` over a class freed an object of that class other than its
+    /// own `this`, which the paper's rules forbid (the object may not have been visited yet).
+    /// Checked on the CPU backend and in debug device builds; the object was not freed.
+    #[error(
+        "kernel {kernels} freed an object of the class its parallel_do iterates other than the          method's own `this` (nothing was freed there): only `this` may be freed, since the other          object may not have been visited yet; mark the object and let it free itself in a later          parallel_do, or free it from a method of another class"
+    )]
+    FreedIterated { kernels: KernelNames },
 
     /// A method's kernel was launched by hand with a grid that `parallel_do` would not use (its
     /// thread count must be a multiple of the class's objects per block). It did nothing.

@@ -147,7 +147,13 @@ impl DeviceHeap {
         if state.errors == 0 {
             return Ok(());
         }
-        let cleared = HeapStateWords { errors: 0, failed_allocations: 0, ..state };
+        let cleared = HeapStateWords {
+            errors: 0,
+            failed_allocations: 0,
+            first_error_launch: 0,
+            failed_classes: 0,
+            ..state
+        };
         // SAFETY: plain integers.
         let bytes = unsafe {
             std::slice::from_raw_parts(
@@ -156,20 +162,23 @@ impl DeviceHeap {
             )
         };
         exec.write_bytes(&self.buffer, STATE_OFFSET as usize, bytes)?;
-        let kernels = KernelNames(kernels.to_vec());
+        // The launch that raised first, where it was tagged; else every kernel since the last
+        // check.
+        let kernels = match exec.tagged_kernel(state.first_error_launch) {
+            Some(kernel) => KernelNames(vec![kernel]),
+            None => KernelNames(kernels.to_vec()),
+        };
         if state.errors & errors::BAD_GRID != 0 {
             return Err(Error::BadGrid { kernels });
         }
         if state.errors & errors::UNDECLARED_CHANGE != 0 {
             return Err(Error::UndeclaredChange { kernels });
         }
+        if state.errors & errors::FREED_ITERATED != 0 {
+            return Err(Error::FreedIterated { kernels });
+        }
         if state.errors & errors::OUT_OF_MEMORY != 0 {
-            return Err(Error::OutOfMemory {
-                kernels,
-                failed: state.failed_allocations,
-                heap_bytes: self.config.total_bytes,
-                blocks: self.config.num_blocks,
-            });
+            return Err(self.out_of_memory(kernels, state));
         }
         if state.errors & errors::DOUBLE_FREE != 0 {
             return Err(Error::InvalidFree {
@@ -178,6 +187,34 @@ impl DeviceHeap {
             });
         }
         Err(Error::InvalidFree { kernels, what: "freed or used a null handle" })
+    }
+
+    /// The out-of-memory error of `state`: which classes' allocations failed, and a heap size
+    /// to try.
+    fn out_of_memory(&self, kernels: KernelNames, state: HeapStateWords) -> Error {
+        let failed_classes: Vec<&HeapClass> = self
+            .classes
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| state.failed_classes & (1 << i) != 0)
+            .map(|(_, c)| c)
+            .collect();
+        let classes = failed_classes.iter().map(|c| c.name).collect::<Vec<_>>().join(", ");
+        // The failed objects alone need this many more blocks (at the most objects per block
+        // among the classes that failed: a lower bound). A heap that fills has fragmentation
+        // too, so suggest at least twice the size, rounded up to MiB.
+        let per_block = failed_classes.iter().map(|c| c.objects_per_block as u64).max().unwrap_or(1).max(1);
+        let more = (state.failed_allocations as u64).div_ceil(per_block) * self.config.block_bytes;
+        let suggested =
+            (self.config.total_bytes + more).max(2 * self.config.total_bytes).next_multiple_of(1 << 20);
+        Error::OutOfMemory {
+            kernels,
+            failed: state.failed_allocations,
+            heap_bytes: self.config.total_bytes,
+            blocks: self.config.num_blocks,
+            classes: if classes.is_empty() { "(unknown)".to_string() } else { classes },
+            suggested_bytes: suggested,
+        }
     }
 
     /// Blocks and objects per class, and how full the heap is.

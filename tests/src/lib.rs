@@ -125,3 +125,18 @@ pub fn general_stores() -> Vec<StoreChoice> {
         Err(_) => StoreChoice::all().filter(|s| matches!(s, StoreChoice::Malloc(_))).collect(),
     }
 }
+
+/// A runtime builder of allocator `A` on the CPU (`test` is `None`, 4 threads) or on the GPU
+/// (`None` when there is none, as for [`gpu_executor`]), quiet, for tests that set more options.
+pub fn runtime_builder<A: dynasoar::AllocatorSpec>(
+    test: Option<&str>,
+) -> Option<dynasoar::host::RuntimeBuilder<A>> {
+    let backend = match test {
+        Some(test) => {
+            gpu_executor(test)?;
+            Backend::Cuda
+        }
+        None => Backend::Cpu,
+    };
+    Some(dynasoar::host::Runtime::<A>::builder(MODELS).backend(backend).cpu_threads(4).quiet(true))
+}

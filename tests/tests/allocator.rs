@@ -51,17 +51,31 @@ fn out_of_memory(exec: &Executor, heap_bytes: u64, threads: u32) {
     let config = *storm.heap.config();
     // The runtime's own error: it names the kernel that ran out, how many allocations failed
     // and the heap's size (as laid out: at most the bytes asked for), and says what to do.
-    let Error::OutOfMemory { ref kernels, failed, heap_bytes: reported_bytes, blocks } = err else {
+    let Error::OutOfMemory {
+        ref kernels,
+        failed,
+        heap_bytes: reported_bytes,
+        blocks,
+        ref classes,
+        suggested_bytes,
+    } = err
+    else {
         panic!("expected out of memory, got {err}")
     };
     assert!(failed > 0, "{err}");
     assert!(kernels.0.contains(&STORM_ROUND.name()), "{err}: the storm's kernel is not named");
     assert_eq!((reported_bytes, blocks), (config.total_bytes, config.num_blocks), "{err}");
     assert!(reported_bytes <= heap_bytes && reported_bytes > heap_bytes / 2, "{err}: asked for {heap_bytes}");
+    // The classes that failed are named (storm classes only), and the size suggested holds more.
+    assert!(!classes.is_empty() && classes != "(unknown)", "{err}");
+    for name in classes.split(", ") {
+        assert!(dynasoar_models::storm::CLASSES.iter().any(|&(c, _)| c == name), "{name} in {err}");
+    }
+    assert!(suggested_bytes >= 2 * reported_bytes, "{err}");
     let text = err.to_string();
     for part in [
         format!("`{}`", STORM_ROUND.name()),
-        format!("{failed} allocation(s) got no object"),
+        format!("{failed} allocation(s) of {classes} got no object"),
         format!("heap of {reported_bytes} bytes, {blocks} blocks"),
         "give the runtime a larger heap".to_string(),
     ] {

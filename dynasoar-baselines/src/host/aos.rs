@@ -199,6 +199,9 @@ impl AosHeap {
         if header.errors & errors::UNDECLARED_CHANGE != 0 {
             return Err(Error::UndeclaredChange { kernels });
         }
+        if header.errors & errors::FREED_ITERATED != 0 {
+            return Err(Error::FreedIterated { kernels });
+        }
         let allocator = self.malloc.kind().name();
         let what = if header.errors & errors::TABLE_FULL != 0 {
             format!(

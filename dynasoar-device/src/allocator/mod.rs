@@ -89,6 +89,9 @@ pub trait BlockStore {
     fn class_objects(&self, class: u8) -> u32;
     /// Record an error for the host.
     fn raise(&self, error: u32);
+    /// Record that an allocation of `class` failed for lack of memory, for the host to name
+    /// the class.
+    fn note_failed_class(&self, _class: u8) {}
     /// Classes of the heap.
     fn num_classes(&self) -> u8;
     /// Whether leaders of classes that opt in take their slots from runs of blocks (see
@@ -192,6 +195,10 @@ impl BlockStore for Heap<'_> {
     #[inline(always)]
     fn raise(&self, error: u32) {
         Heap::raise(self, error)
+    }
+    #[inline(always)]
+    fn note_failed_class(&self, class: u8) {
+        Heap::note_failed_class(self, class)
     }
 }
 
@@ -348,6 +355,7 @@ pub fn allocate_in_group<C: ClassSpec, S: BlockStore, const LOSSES: u32>(
     }
     if mine.is_none() {
         store.failed_allocations().fetch_add(1);
+        store.note_failed_class(C::TYPE_ID);
         store.raise(crate::errors::OUT_OF_MEMORY);
     }
     mine

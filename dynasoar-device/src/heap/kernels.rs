@@ -76,6 +76,8 @@ pub fn heap_init(p: InitParams) {
         s.initializing.store(0);
         s.starved_leaders.store(0);
         s.coalescing_misses.store(0);
+        s.first_error_launch.store(0);
+        s.failed_classes.store(0);
     }
 }
 

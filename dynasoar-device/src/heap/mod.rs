@@ -85,6 +85,12 @@ pub struct HeapState {
     /// Lanes that left a warp's hand-out without a slot and allocated alone (see the
     /// allocator; expected to stay 0).
     pub coalescing_misses: Atomic32,
+    /// The launch tag (see [`Heap::for_launch`]) of the first launch that raised an error since
+    /// the last check, 0 if none did or none was tagged: so that the host names the kernel
+    /// that raised it, not only the ones launched since.
+    pub first_error_launch: Atomic32,
+    /// Classes (bits by type id) whose allocations failed for lack of memory.
+    pub failed_classes: Atomic64,
 }
 
 /// The host's copy of [`HeapState`] (same layout, plain integers).
@@ -97,6 +103,8 @@ pub struct HeapStateWords {
     pub initializing: u32,
     pub starved_leaders: u32,
     pub coalescing_misses: u32,
+    pub first_error_launch: u32,
+    pub failed_classes: u64,
 }
 
 /// The heap header at the heap's start.
@@ -116,6 +124,9 @@ pub const STATE_OFFSET: u64 = core::mem::offset_of!(HeapHeader, state) as u64;
 const _: () = assert!(core::mem::size_of::<HeapState>() == core::mem::size_of::<HeapStateWords>());
 const _: () = assert!(
     core::mem::offset_of!(HeapState, initializing) == core::mem::offset_of!(HeapStateWords, initializing)
+);
+const _: () = assert!(
+    core::mem::offset_of!(HeapState, failed_classes) == core::mem::offset_of!(HeapStateWords, failed_classes)
 );
 const _: () = assert!(core::mem::size_of::<HeapHeader>() <= 4096);
 
@@ -289,6 +300,9 @@ impl HeapConfig {
 #[derive(Clone, Copy)]
 pub struct Heap<'a> {
     header: &'a HeapHeader,
+    /// The launch tag errors raised through this view record (0: none); see
+    /// [`for_launch`](Self::for_launch).
+    launch: u32,
 }
 
 impl<'a> Heap<'a> {
@@ -300,7 +314,15 @@ impl<'a> Heap<'a> {
     #[inline(always)]
     pub unsafe fn from_ptr(header: *const HeapHeader) -> Self {
         // SAFETY: guaranteed by the caller.
-        Heap { header: unsafe { &*header } }
+        Heap { header: unsafe { &*header }, launch: 0 }
+    }
+
+    /// This view, recording `launch` (a tag the host gave the launch, nonzero) with the first
+    /// error raised through it, so that the host names the kernel that raised it even when it
+    /// checks after many launches.
+    #[inline(always)]
+    pub fn for_launch(self, launch: u32) -> Self {
+        Heap { launch, ..self }
     }
 
     #[inline(always)]
@@ -450,7 +472,17 @@ impl<'a> Heap<'a> {
     /// Record an error for the host to report after the launch.
     #[inline(always)]
     pub fn raise(&self, error: u32) {
-        self.state().errors.fetch_or(error);
+        let s = self.state();
+        s.errors.fetch_or(error);
+        if self.launch != 0 {
+            let _ = s.first_error_launch.compare_exchange(0, self.launch);
+        }
+    }
+
+    /// Record that an allocation of `class` failed for lack of memory (with the error raised).
+    #[inline(always)]
+    pub fn note_failed_class(&self, class: u8) {
+        self.state().failed_classes.fetch_or(1 << (class & 63));
     }
 }
 

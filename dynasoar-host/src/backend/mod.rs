@@ -319,6 +319,22 @@ impl Executor {
         self.pending.lock().unwrap().take_for_check()
     }
 
+    /// The tag the runtime gives launches of `kernel` (in their parameters), which device code
+    /// records with the first error it raises (see [`tagged_kernel`](Self::tagged_kernel)).
+    pub(crate) fn launch_tag(&self, kernel: &'static str) -> u32 {
+        self.pending.lock().unwrap().tag(kernel)
+    }
+
+    /// The kernel of a [`launch_tag`](Self::launch_tag).
+    pub(crate) fn tagged_kernel(&self, tag: u32) -> Option<&'static str> {
+        self.pending.lock().unwrap().tagged(tag)
+    }
+
+    /// Whether every launch is synchronised ([`ExecutorOptions::sync_each_launch`]).
+    pub fn syncs_each_launch(&self) -> bool {
+        self.sync_each_launch
+    }
+
     /// The `DYNASOAR_*` settings, read from the environment when the executor was made.
     pub(crate) fn settings(&self) -> &Settings {
         &self.settings

@@ -21,6 +21,9 @@ pub(super) struct PendingKernels {
     since_sync: Vec<&'static str>,
     /// Named by the runtime since the last error check.
     since_check: Vec<&'static str>,
+    /// The kernels the runtime tagged its launches with, tag `i + 1` at index `i` (see
+    /// [`tag`](Self::tag)).
+    tags: Vec<&'static str>,
 }
 
 impl PendingKernels {
@@ -50,6 +53,24 @@ impl PendingKernels {
     pub(super) fn take_for_check(&mut self) -> Vec<&'static str> {
         std::mem::take(&mut self.since_check)
     }
+
+    /// The tag of launches of `kernel`, which device code records with the first error a
+    /// launch raises: nonzero, one per kernel name.
+    pub(super) fn tag(&mut self, kernel: &'static str) -> u32 {
+        let at = match self.tags.iter().position(|&k| k == kernel) {
+            Some(at) => at,
+            None => {
+                self.tags.push(kernel);
+                self.tags.len() - 1
+            }
+        };
+        at as u32 + 1
+    }
+
+    /// The kernel whose launches have tag `tag`.
+    pub(super) fn tagged(&self, tag: u32) -> Option<&'static str> {
+        self.tags.get((tag as usize).checked_sub(1)?).copied()
+    }
 }
 
 #[cfg(test)]
@@ -69,6 +90,17 @@ mod tests {
             p.launched(k);
         }
         assert_eq!(p.take_since_sync(), names[3..]);
+    }
+
+    #[test]
+    fn tags_name_one_kernel_each() {
+        let mut p = PendingKernels::default();
+        let (a, b) = (p.tag("force"), p.tag("step"));
+        assert_ne!(a, 0);
+        assert_ne!(a, b);
+        assert_eq!(p.tag("force"), a);
+        assert_eq!((p.tagged(a), p.tagged(b)), (Some("force"), Some("step")));
+        assert_eq!((p.tagged(0), p.tagged(b + 1)), (None, None));
     }
 
     #[test]

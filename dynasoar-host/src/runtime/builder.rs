@@ -3,14 +3,15 @@
 use std::marker::PhantomData;
 use std::sync::Mutex;
 
-use dynasoar_device::AllocatorSpec;
+use dynasoar_device::heap::HeapPlan;
+use dynasoar_device::{AllocatorSpec, Concrete, MemberOf};
 
 use super::Runtime;
 use super::listings::Listings;
 use super::profile::Profile;
 use crate::backend::{Backend, Executor, ExecutorOptions};
 use crate::do_all::{DoAllLoop, LoopTuner};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::store::{DynasoarStore, ModelPtx, StoreFactory, StoreSpec};
 
 /// Heap size when the builder is not told.
@@ -21,6 +22,9 @@ pub struct RuntimeBuilder<A> {
     ptx: ModelPtx,
     store: Box<dyn StoreFactory>,
     heap_bytes: u64,
+    /// Objects per class (by type id) that [`heap_for`](RuntimeBuilder::heap_for) sized the
+    /// heap for; empty when the heap size was given in bytes.
+    heap_objects: Vec<(u8, u64)>,
     exec: ExecutorOptions,
     deferred_checks: bool,
     profile: bool,
@@ -41,6 +45,7 @@ impl<A: AllocatorSpec> Runtime<A> {
             ptx: ptx.into(),
             store: Box::new(DynasoarStore),
             heap_bytes: DEFAULT_HEAP_BYTES,
+            heap_objects: Vec::new(),
             exec: ExecutorOptions::default(),
             deferred_checks: false,
             profile: false,
@@ -53,10 +58,61 @@ impl<A: AllocatorSpec> Runtime<A> {
 }
 
 impl<A: AllocatorSpec> RuntimeBuilder<A> {
-    /// Bytes of device memory for the heap (default 256 MiB).
+    /// Bytes of device memory for the heap (default 256 MiB). Replaces a size from
+    /// [`heap_for`](Self::heap_for).
     pub fn heap_bytes(mut self, bytes: u64) -> Self {
         self.heap_bytes = bytes;
+        self.heap_objects.clear();
         self
+    }
+
+    /// Size the heap for at most `count` objects of class `T` alive at once, besides the
+    /// objects of the other classes given by earlier calls (e.g.
+    /// `.heap_for::<Fish>(1 << 20).heap_for::<Shark>(1 << 18)`); replaces a size in bytes.
+    ///
+    /// The heap gets the blocks these objects fill, a quarter more for blocks that are only
+    /// partly full (fragmentation), and 64 more per class for the blocks that warps fill at
+    /// the same time: a starting point that the out-of-memory error corrects if a model needs
+    /// more.
+    pub fn heap_for<T>(mut self, count: u64) -> Self
+    where
+        T: Concrete + MemberOf<A>,
+    {
+        match self.heap_objects.iter_mut().find(|(id, _)| *id == T::TYPE_ID) {
+            Some((_, n)) => *n = n.saturating_add(count),
+            None => self.heap_objects.push((T::TYPE_ID, count)),
+        }
+        self
+    }
+
+    /// The heap bytes [`heap_for`](Self::heap_for)'s object counts need: the smallest heap
+    /// whose plan has the blocks (found by bisection over [`HeapPlan`], which lays out the
+    /// bitmaps and enumeration areas too).
+    fn bytes_for_objects(&self) -> Result<u64> {
+        let classes = A::CLASSES;
+        let mut blocks = 0u64;
+        for &(id, count) in &self.heap_objects {
+            let per_block = classes[id as usize].objects_per_block.max(1) as u64;
+            blocks = blocks.saturating_add(count.div_ceil(per_block));
+        }
+        let concrete = classes.iter().filter(|c| !c.is_abstract).count() as u64;
+        let wanted = blocks.saturating_add(blocks / 4).saturating_add(64 * concrete);
+        let objects: Vec<u32> = classes.iter().map(|c| c.objects_per_block).collect();
+        let plan_blocks =
+            |bytes: u64| HeapPlan::new(0, bytes, A::BLOCK_BYTES, &objects).map(|p| p.config.num_blocks);
+        let (mut low, mut high) =
+            (A::BLOCK_BYTES, wanted.saturating_mul(A::BLOCK_BYTES).saturating_mul(2).max(1 << 20));
+        if plan_blocks(high).map_or(true, |n| n < wanted) {
+            return Err(Error::HeapConfig(format!(
+                "heap_for: {blocks} blocks of {} bytes do not fit a heap this host can address; create                  fewer objects",
+                A::BLOCK_BYTES
+            )));
+        }
+        while low + 1 < high {
+            let mid = low + (high - low) / 2;
+            if plan_blocks(mid).is_ok_and(|n| n >= wanted) { high = mid } else { low = mid }
+        }
+        Ok(high.next_multiple_of(1 << 20))
     }
 
     /// Keep objects in the store `store` makes (default [`DynasoarStore`]: DynaSOAr's heap).
@@ -93,7 +149,9 @@ impl<A: AllocatorSpec> RuntimeBuilder<A> {
 
     /// Do not wait for each `parallel_do`/`parallel_new` to finish: launches queue up and errors
     /// (out of memory, traps) are reported by the next [`Runtime::sync`] (or `collect`,
-    /// `count`, `stats`) with the kernels launched since. Faster for long runs of small steps.
+    /// `count`, `stats`), naming the kernel that raised them. Faster for long runs of small
+    /// steps. The runtime still checks on its own every 50 ms on the GPU (a heap that fills
+    /// mid-run stops the run within that time) and after every launch on the CPU backend.
     pub fn deferred_checks(mut self, deferred: bool) -> Self {
         self.deferred_checks = deferred;
         self
@@ -132,6 +190,8 @@ impl<A: AllocatorSpec> RuntimeBuilder<A> {
     }
 
     pub fn build(self) -> Result<Runtime<A>> {
+        let heap_bytes =
+            if self.heap_objects.is_empty() { self.heap_bytes } else { self.bytes_for_objects()? };
         let mut options = self.exec;
         if let Some(compile) = self.store.module_compile() {
             options.module_compile = compile;
@@ -141,8 +201,7 @@ impl<A: AllocatorSpec> RuntimeBuilder<A> {
         let profile_methods = self.profile_methods.unwrap_or(settings.profile);
         let reuse_listings = self.reuse_listings.unwrap_or(settings.reuse_listings);
         let do_all_loop = settings.do_all.unwrap_or(self.do_all_loop);
-        let spec =
-            StoreSpec { heap_bytes: self.heap_bytes, block_bytes: A::BLOCK_BYTES, classes: A::CLASSES };
+        let spec = StoreSpec { heap_bytes, block_bytes: A::BLOCK_BYTES, classes: A::CLASSES };
         let store = self.store.create(&exec, spec)?;
         let listings = (store.lists_classes() && reuse_listings).then(|| Mutex::new(Listings::new(&exec)));
         Ok(Runtime {
@@ -152,6 +211,7 @@ impl<A: AllocatorSpec> RuntimeBuilder<A> {
             deferred: self.deferred_checks,
             profile: (self.profile || profile_methods).then(|| Mutex::new(Profile::new(profile_methods))),
             listings,
+            last_check: Mutex::new(std::time::Instant::now()),
             _alloc: PhantomData,
         })
     }

@@ -13,6 +13,7 @@ mod profile;
 
 use std::marker::PhantomData;
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use dynasoar_device::{
     AllocatorSpec, ClassInfo, Concrete, DoParams, GatherParams, Handle, MemberOf, NewParams, ParallelMethod,
@@ -24,7 +25,7 @@ use listings::Listings;
 pub use profile::{KernelTime, Timings};
 use profile::{Phase, Profile};
 
-use crate::backend::{Executor, Grid};
+use crate::backend::{BackendKind, Executor, Grid};
 use crate::do_all::{DoAllLoop, LoopChoice, LoopTuner, Pick};
 use crate::error::{Error, Result};
 use crate::heap::{DeviceHeap, HeapStats};
@@ -32,6 +33,12 @@ use crate::store::HostStore;
 
 /// Threads per block of do-all launches.
 const THREADS: u32 = 256;
+
+/// With deferred checks on the GPU, how often the runtime still checks for errors: a heap that
+/// fills mid-run is reported within this much time, not after the last step. A check waits
+/// for the queued kernels, which leaves the GPU idle for about one launch's latency (some
+/// microseconds): under 0.1% of the time at this interval.
+const DEFERRED_CHECK_INTERVAL: Duration = Duration::from_millis(50);
 
 /// A heap of allocator `A` on a backend: create objects, run methods on all of them, read them
 /// back.
@@ -55,6 +62,8 @@ pub struct Runtime<A> {
     listings: Option<Mutex<Listings>>,
     /// Which do-all loop each method runs.
     loops: LoopTuner,
+    /// When the runtime last checked for errors (see [`DEFERRED_CHECK_INTERVAL`]).
+    last_check: Mutex<Instant>,
     _alloc: PhantomData<fn() -> A>,
 }
 
@@ -79,16 +88,24 @@ impl<A: AllocatorSpec> Runtime<A> {
         A::CLASSES
     }
 
-    /// After queuing `kernels`: check now, or remember them for the next check.
+    /// After queuing `kernels`: check now, or remember them for the next check. With deferred
+    /// checks, the runtime still checks after every launch on the CPU backend (where the
+    /// launch has finished and a check only reads the heap's state) and with
+    /// `sync_each_launch`, and on the GPU once every [`DEFERRED_CHECK_INTERVAL`].
     fn launched(&self, kernels: &[&'static str]) -> Result<()> {
         self.exec.note_for_check(kernels);
-        if self.deferred { Ok(()) } else { self.sync() }
+        let due = !self.deferred
+            || self.exec.kind() == BackendKind::Cpu
+            || self.exec.syncs_each_launch()
+            || self.last_check.lock().unwrap().elapsed() >= DEFERRED_CHECK_INTERVAL;
+        if due { self.sync() } else { Ok(()) }
     }
 
     /// Wait for all queued work and report what went wrong in it: a failed kernel, or errors
-    /// raised by device code (out of memory, invalid frees), naming the kernels launched since
-    /// the last check.
+    /// raised by device code (out of memory, invalid frees), naming the kernel that raised the
+    /// first of them (or, where it cannot be told, the kernels launched since the last check).
     pub fn sync(&self) -> Result<()> {
+        *self.last_check.lock().unwrap() = Instant::now();
         self.exec.synchronize()?;
         let kernels = self.exec.take_for_check();
         self.store.take_errors(&self.exec, &kernels)
@@ -120,8 +137,11 @@ impl<A: AllocatorSpec> Runtime<A> {
         if let Some(l) = &mut listings {
             l.check_writes(&self.exec);
         }
-        // Which of the method's kernels ran, to name them in errors.
-        let (mut ran_plain, mut ran_streaming) = (false, false);
+        // Every concrete class is listed before any is launched: an object that a launch over
+        // one class creates in another (a rabbit's thread making a fox, both animals) must not
+        // be listed for the launch over the other, since objects created during a
+        // `parallel_do` are not visited.
+        let mut listed = Vec::new();
         for class in ClassInfo::concrete_in(A::CLASSES, T::SUBTREE) {
             let id = class.type_id;
             let kept = listings.as_ref().and_then(|l| l.kept(id));
@@ -138,20 +158,26 @@ impl<A: AllocatorSpec> Runtime<A> {
                     parity
                 }
             };
-            let params = DoParams {
-                store: self.store.ptr(),
-                class: id as u32,
-                objects_per_block: class.objects_per_block,
-                parity,
-                _reserved: 0,
-                arg,
-            };
+            listed.push((class, parity));
+        }
+        // Which of the method's kernels ran, to name them in errors.
+        let (mut ran_plain, mut ran_streaming) = (false, false);
+        for (class, parity) in listed {
+            let id = class.type_id;
             let (launch, pick) = match method.streaming_kernel().filter(|_| self.store.streams()) {
                 Some(streaming) => {
                     let pick = self.loops.pick(&self.exec, kernel.name(), streaming, THREADS, id)?;
                     (if pick.streaming { streaming } else { kernel }, pick)
                 }
                 _ => (kernel, Pick { streaming: false, timed: false }),
+            };
+            let params = DoParams {
+                store: self.store.ptr(),
+                class: id as u32,
+                objects_per_block: class.objects_per_block,
+                parity,
+                launch: self.exec.launch_tag(launch.name()),
+                arg,
             };
             let grid = if pick.streaming {
                 self.streaming_grid(launch, class)?
@@ -235,7 +261,13 @@ impl<A: AllocatorSpec> Runtime<A> {
         let kernel = constructor.kernel();
         let most = self.exec.wave_grid(kernel, THREADS)?.total_threads() as u64;
         let grid = Grid::for_elements(count.min(most) as usize, THREADS);
-        let params = NewParams { store: self.store.ptr(), first: 0, count, arg };
+        let params = NewParams {
+            store: self.store.ptr(),
+            first: 0,
+            count,
+            launch: self.exec.launch_tag(kernel.name()),
+            arg,
+        };
         self.timed(Phase::Method(kernel.name()), false, || self.exec.launch(kernel, grid, params))?;
         self.launched(&[kernel.name()])
     }
@@ -245,9 +277,35 @@ impl<A: AllocatorSpec> Runtime<A> {
     where
         T: MemberOf<A>,
     {
+        Ok(self.gather::<T>(false)?.0)
+    }
+
+    /// Every object of class `T` and its subclasses with its handle, as `(handle, value)` pairs
+    /// (in no particular order): to tell objects apart, or to follow the handles their fields
+    /// hold to other objects' values.
+    pub fn collect_with_handles<T>(&self) -> Result<Vec<(Handle<T>, T)>>
+    where
+        T: MemberOf<A>,
+    {
+        let (values, handles) = self.gather::<T>(true)?;
+        // SAFETY: the gather wrote the handle of each live object of `T`'s subtree next to its
+        // value.
+        Ok(handles
+            .into_iter()
+            .map(|raw| unsafe { Handle::from_raw(dynasoar_device::RawHandle(raw)) })
+            .zip(values)
+            .collect())
+    }
+
+    /// The values of every object of `T`'s subtree, and with `with_handles` their handles (at
+    /// the same indices).
+    fn gather<T>(&self, with_handles: bool) -> Result<(Vec<T>, Vec<u64>)>
+    where
+        T: MemberOf<A>,
+    {
         self.sync()?;
         self.store.prepare(&self.exec)?;
-        let mut out = Vec::new();
+        let (mut out, mut out_handles) = (Vec::new(), Vec::new());
         for class in ClassInfo::concrete_in(A::CLASSES, T::SUBTREE) {
             let parity = self.store.list(&self.exec, class.type_id)?;
             let capacity = self.store.listed_objects(&self.exec, class, parity)?;
@@ -255,16 +313,18 @@ impl<A: AllocatorSpec> Runtime<A> {
                 continue;
             }
             let values = self.exec.alloc_zeroed::<T>(capacity)?;
+            let handles = if with_handles { Some(self.exec.alloc_zeroed::<u64>(capacity)?) } else { None };
             let written = self.exec.alloc_zeroed::<u32>(1)?;
             let params = GatherParams {
                 store: self.store.ptr(),
                 class: class.type_id as u32,
                 objects_per_block: class.objects_per_block,
                 parity,
-                _reserved: 0,
+                launch: self.exec.launch_tag(T::GATHER.name()),
                 out: values.ptr().cast(),
                 capacity: capacity as u64,
                 written: written.ptr(),
+                handles: handles.as_ref().map_or(dynasoar_device::DevPtr::null(), |h| h.ptr()),
             };
             self.exec.launch(&T::GATHER, self.do_all_grid(&T::GATHER, class)?, params)?;
             let n = self.exec.read_all(&written)?[0] as usize;
@@ -275,8 +335,11 @@ impl<A: AllocatorSpec> Runtime<A> {
                 )));
             }
             out.extend(self.exec.read(&values, 0, n)?);
+            if let Some(handles) = &handles {
+                out_handles.extend(self.exec.read(handles, 0, n)?);
+            }
         }
-        Ok(out)
+        Ok((out, out_handles))
     }
 
     /// Handles of every object of class `T` and its subclasses (in no particular order), for

@@ -99,6 +99,20 @@ impl Animal {
         tables.animals.set(tables.animals.len(), this.handle());
     }
 
+    /// Every animal counts a visit and has a young one of the other class (cats have puppies,
+    /// dogs kittens), created during the launch: neither kind of newborn is visited by it,
+    /// although the runtime launches the cats and the dogs one after the other.
+    #[parallel]
+    pub fn have_young_of_the_other_class(this: Obj<Self>, dev: &Device<Zoo>) {
+        this.set_ticks(this.ticks() + 1);
+        let base = Animal { id: this.id() + 200_000, ticks: 0, cats_seen: 0 };
+        if this.is::<Cat>() {
+            let _ = dev.make_new(Dog { base, registry: Handle::NULL, bones: [0; 3] });
+        } else {
+            let _ = dev.make_new(Cat { base, lives: 9 });
+        }
+    }
+
     /// A read-only method: checks run-time types without writing.
     #[parallel]
     pub fn check_types(this: Ref<Self>, _dev: &Device<Zoo>) {
@@ -142,10 +156,31 @@ impl Cat {
         Self::kitten(this, dev);
     }
 
+    /// One cat, created by index (`id` = index), for sizing tests.
+    #[parallel_new]
+    pub fn born(_dev: &Device<Zoo>, index: u64) -> Self {
+        Cat { base: Animal { id: index as u32, ticks: 0, cats_seen: 0 }, lives: 9 }
+    }
+
+    /// Each cat tries to free another cat: the rules forbid it (only `this` may be freed in a
+    /// `parallel_do` over its class), and the CPU backend refuses and reports it.
+    #[parallel]
+    pub fn free_another_cat(this: Obj<Self>, dev: &Device<Zoo>) {
+        let mut other = None;
+        dev.device_do::<Cat>(|c| {
+            if c != this && other.is_none() {
+                other = Some(c);
+            }
+        });
+        if let Some(other) = other {
+            dev.free(other);
+        }
+    }
+
     fn kitten(this: Obj<Self>, dev: &Device<Zoo>) {
         this.set_ticks(this.ticks() + 10);
         let base = Animal { id: this.id() + 100_000, ticks: 0, cats_seen: 0 };
-        let _ = dev.make_new(Cat { base, lives: this.lives() - 1 });
+        let _ = dev.make_new(Cat { base, lives: this.lives().saturating_sub(1) });
     }
 
     fn free_if_odd(this: Obj<Self>, dev: &Device<Zoo>) {
