@@ -203,7 +203,17 @@ impl<A: AllocatorSpec> Device<A> {
     }
 
     /// Call `f` on every object of class `T` and its subclasses, in this thread (paper's
-    /// `device_do`). Objects created or freed concurrently may or may not be visited.
+    /// `device_do`).
+    ///
+    /// It visits the objects that exist when the loop reaches them. In a launch that creates
+    /// and frees no objects of `T` (n-body's and collision's force loops, and every method that
+    /// only reads), that is exactly the objects that existed at launch. Objects of `T` that
+    /// other threads of the same launch create may or may not be visited: the paper's
+    /// `device_do` never visits them, this one does not promise it (it walks the live bitmaps,
+    /// not a snapshot). So where it matters, create objects of `T` in another step than the one
+    /// that iterates them. Objects of `T` that other threads free during the launch may be
+    /// visited while they are freed: do not free objects of a class that the same launch
+    /// iterates with `device_do`.
     #[inline]
     pub fn device_do<T>(&self, mut f: impl FnMut(Obj<T>))
     where

@@ -4,7 +4,11 @@
 //!   fields and buffers (plain data, 8 bytes).
 //! - [`Obj<T>`]: a live object, readable and writable: what methods receive as `this` and
 //!   what `make_new` returns.
-//! - [`Ref<T>`]: a live object, read-only.
+//! - [`Ref<T>`]: a live object, seen through read-only accessors. A `Ref` is a view, not a
+//!   lock: the same object stays writable through any handle to it (`this.handle().get()`
+//!   gives an `Obj`), as every object reached by a handle is, in the paper's model too. A
+//!   method that takes `this: Ref<Self>` says that it does not write its object's fields;
+//!   nothing in the runtime depends on it.
 //!
 //! Field accessors are generated per class (`#[soa_class]` makes a `<Class>Fields` trait) and
 //! work on every view whose class is the class or a subclass of it: [`IsA`] relates a class to
@@ -95,7 +99,8 @@ typed_handle!(
     Obj
 );
 typed_handle!(
-    /// A live object of class `T` or a subclass, read-only.
+    /// A live object of class `T` or a subclass, seen through read-only accessors (a view,
+    /// not a lock: see the module docs).
     Ref
 );
 
