@@ -457,7 +457,7 @@ fn find_call(
             && c1.as_char() == ':'
             && c2.as_char() == ':'
             && args.delimiter() == Delimiter::Parenthesis
-            && names.iter().any(|n| *n == name)
+            && names.contains(&name)
         {
             return Some(name.clone());
         }
@@ -498,7 +498,51 @@ fn check_arg_pattern(func: &ImplItemFn) -> syn::Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::calls_without_arguments;
+    use super::{calls_without_arguments, camel_case, find_call};
+
+    #[test]
+    fn calls_of_launchable_methods_are_found_through_self_or_the_class() {
+        let (class, grow, split): (syn::Ident, syn::Ident, syn::Ident) =
+            (syn::parse_quote!(Body), syn::parse_quote!(grow), syn::parse_quote!(split));
+        let names = [&grow, &split];
+        let found = |body: proc_macro2::TokenStream| find_call(body, &class, &names).map(|i| i.to_string());
+        assert_eq!(
+            found(quote::quote!({
+                if x {
+                    Self::grow(this, dev);
+                }
+            })),
+            Some("grow".into())
+        );
+        assert_eq!(
+            found(quote::quote!({
+                let _ = crate::Body::split(this, dev, 2);
+            })),
+            Some("split".into())
+        );
+        // Not calls of this class's launchable methods: another type's, a helper's, the token.
+        assert_eq!(
+            found(quote::quote!({
+                Other::grow(this, dev);
+                Self::helper(this);
+            })),
+            None
+        );
+        assert_eq!(
+            found(quote::quote!({
+                rt.parallel_do(Self::grow);
+                this.grow();
+            })),
+            None
+        );
+    }
+
+    #[test]
+    fn bundles_are_named_after_the_method() {
+        assert_eq!(camel_case("grow_by"), "GrowBy");
+        assert_eq!(camel_case("step"), "Step");
+        assert_eq!(camel_case("_x__y"), "XY");
+    }
 
     #[test]
     fn reads_are_argument_less_calls_on_this_in_order() {
