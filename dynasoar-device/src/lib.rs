@@ -29,7 +29,8 @@
 //! - `device`: [`Device`], what methods receive as `dev` (`make_new`, `free`, `device_do`).
 //! - `parallel`: launch tokens ([`ParallelMethod`], [`ParallelNew`]) and the bodies of the
 //!   do-all, `parallel_new` and gather kernels.
-//! - `array`: [`DeviceArray`], read-only arrays a model shares with its objects.
+//! - `array`: [`DeviceArray`], arrays a model shares with its objects (atomic access);
+//!   [`totals`]: [`Totals`], counts, sums, minima and maxima that a launch reduces for the host.
 //! - [`math`], [`rand`]: bit-identical `sqrt`/`floor` on both targets (NaN payloads aside), [`math::Vec2`];
 //!   SplitMix64.
 #![no_std]
@@ -70,6 +71,8 @@ pub mod rand;
 mod registry;
 #[cfg(not(loom))]
 mod store;
+#[cfg(not(loom))]
+pub mod totals;
 
 #[cfg(not(loom))]
 pub use array::DeviceArray;
@@ -90,6 +93,8 @@ pub use plain::Plain;
 pub use registry::{AllocatorSpec, MemberOf, Registered};
 #[cfg(not(loom))]
 pub use store::{Either, Listing, ObjectStore};
+#[cfg(not(loom))]
+pub use totals::Totals;
 
 /// Paths that macro-generated code uses (through `dynasoar::__private`). Not a public API.
 #[doc(hidden)]

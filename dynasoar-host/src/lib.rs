@@ -15,6 +15,7 @@ mod options;
 mod runtime;
 mod settings;
 mod store;
+mod totals;
 
 pub use backend::{Backend, BackendKind, Buffer, Executor, ExecutorOptions, Grid, Marker, ModuleCompile};
 pub use do_all::{DoAllLoop, LoopChoice, TIMED_LAUNCHES};
@@ -23,3 +24,4 @@ pub use heap::{DeviceHeap, HeapClass, HeapSnapshot, HeapStats};
 pub use runtime::{DEFAULT_HEAP_BYTES, KernelTime, Runtime, RuntimeBuilder, Timings};
 pub use settings::Settings;
 pub use store::{DynasoarStore, HostStore, ModelPtx, StoreFactory, StoreSpec};
+pub use totals::{HostTotals, Total, TotalValue};

@@ -87,7 +87,7 @@ pub use dynasoar_device::AtomicValue;
 pub use dynasoar_device::{
     AllocatorSpec, AtomicRef, Class, ClassInfo, ClassSpec, Concrete, DevPtr, Device, DeviceArray, Effects,
     Handle, Heap, HeapHeader, IsA, Kernel, MemberOf, NoParent, Obj, ParallelMethod, ParallelNew, Plain,
-    RawHandle, Ref, Registered, View, Writable, arch, math, rand,
+    RawHandle, Ref, Registered, Totals, View, Writable, arch, math, rand,
 };
 pub use dynasoar_macros::{Plain, allocator, kernel, soa_class, soa_methods};
 
@@ -136,11 +136,11 @@ pub mod prelude {
     pub use dynasoar_device::arch::{self, WarpGroup};
     pub use dynasoar_device::math::{self, Vec2};
     pub use dynasoar_device::rand::Rng;
-    pub use dynasoar_device::{AtomicRef, DevPtr, Device, DeviceArray, Handle, Kernel, Obj, Plain, Ref};
+    pub use dynasoar_device::{AtomicRef, DevPtr, Device, DeviceArray, Handle, Kernel, Obj, Plain, Ref, Totals};
     pub use dynasoar_macros::{Plain, kernel, soa_class, soa_methods};
 
     #[cfg(not(target_arch = "nvptx64"))]
-    pub use dynasoar_host::{Backend, Executor, Grid, Runtime};
+    pub use dynasoar_host::{Backend, Executor, Grid, Runtime, Total};
 }
 
 /// Paths used by macro-generated code. Not a public API.

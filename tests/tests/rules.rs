@@ -215,3 +215,46 @@ fn heap_for_sizes_the_heap_from_object_counts() {
     assert_eq!(classes, "Cat", "{err}");
     assert!(err.to_string().contains("dynasoar_new__Zoo__Cat__born"), "{err}");
 }
+
+/// Statistics reduced in parallel by `Animal::tally` match the same statistics of the
+/// collected animals (exactly: the float sum is of halves of small integers).
+fn totals_match_the_objects(rt: &Runtime<Zoo>) {
+    use dynasoar::host::{Total, TotalValue};
+    zoo(rt, 300);
+    let kinds = [
+        Total::Count,
+        Total::SumU64,
+        Total::MinI64,
+        Total::MaxI64,
+        Total::MaxF64,
+        Total::SumF64,
+        Total::MinF64,
+    ];
+    let totals = rt.totals(&kinds).unwrap();
+    let empty = rt.read_totals(&totals).unwrap();
+    assert_eq!(empty[4], TotalValue::F64(f64::NEG_INFINITY));
+    assert_eq!(empty[6], TotalValue::F64(f64::INFINITY));
+    rt.parallel_do_with(Animal::tally, totals.device()).unwrap();
+    let ids: Vec<i64> = rt.collect::<Animal>().unwrap().iter().map(|a| a.id as i64).collect();
+    let expected = [
+        TotalValue::U64(ids.len() as u64),
+        TotalValue::U64(ids.iter().sum::<i64>() as u64),
+        TotalValue::I64(ids.iter().min().unwrap() - 500),
+        TotalValue::I64(ids.iter().max().unwrap() - 500),
+        TotalValue::F64(*ids.iter().max().unwrap() as f64),
+        TotalValue::F64(ids.iter().sum::<i64>() as f64 * 0.5),
+        TotalValue::F64(-(*ids.iter().max().unwrap() as f64)),
+    ];
+    assert_eq!(rt.read_totals(&totals).unwrap(), expected);
+}
+
+#[test]
+fn totals_match_the_objects_on_cpu() {
+    totals_match_the_objects(&cpu_runtime::<Zoo>(8 << 20));
+}
+
+#[test]
+fn totals_match_the_objects_on_gpu() {
+    let Some(rt) = gpu_runtime::<Zoo>("totals_match_the_objects_on_gpu", 64 << 20) else { return };
+    totals_match_the_objects(&rt);
+}

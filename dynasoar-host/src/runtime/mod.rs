@@ -30,6 +30,7 @@ use crate::do_all::{DoAllLoop, LoopChoice, LoopTuner, Pick};
 use crate::error::{Error, Result};
 use crate::heap::{DeviceHeap, HeapStats};
 use crate::store::HostStore;
+use crate::totals::{HostTotals, Total, TotalValue};
 
 /// Threads per block of do-all launches.
 const THREADS: u32 = 256;
@@ -353,6 +354,19 @@ impl<A: AllocatorSpec> Runtime<A> {
         let raws = self.store.handles(&self.exec, &classes)?;
         // SAFETY: live objects of classes in `T`'s subtree.
         Ok(raws.into_iter().map(|raw| unsafe { Handle::from_raw(raw) }).collect())
+    }
+
+    /// Slots of `kinds` for a `parallel_do` to reduce into (counts, sums, minima, maxima of its
+    /// objects: pass [`HostTotals::device`] as, or in, the method's argument), each at the start
+    /// of its operation; read them with [`read_totals`](Self::read_totals).
+    pub fn totals(&self, kinds: &[Total]) -> Result<HostTotals> {
+        HostTotals::new(&self.exec, kinds)
+    }
+
+    /// The values of `totals` after the launches queued so far (checks them for errors first).
+    pub fn read_totals(&self, totals: &HostTotals) -> Result<Vec<TotalValue>> {
+        self.sync()?;
+        totals.read(&self.exec)
     }
 
     /// Number of objects of class `T` and its subclasses.

@@ -113,6 +113,21 @@ impl Animal {
         }
     }
 
+    /// Statistics of the animals in parallel: their number, the sum, minimum and maximum of
+    /// their ids (signed, to check the ordered encodings), the largest id as a float, and the
+    /// sum of their ids halved as a float.
+    #[parallel]
+    pub fn tally(this: Ref<Self>, _dev: &Device<Zoo>, totals: Totals) {
+        let id = this.id() as i64;
+        totals.count(0);
+        totals.add_u64(1, id as u64);
+        totals.min_i64(2, id - 500);
+        totals.max_i64(3, id - 500);
+        totals.max_f64(4, id as f64);
+        totals.add_f64(5, id as f64 * 0.5);
+        totals.min_f64(6, -(id as f64));
+    }
+
     /// A read-only method: checks run-time types without writing.
     #[parallel]
     pub fn check_types(this: Ref<Self>, _dev: &Device<Zoo>) {
