@@ -123,6 +123,13 @@ struct AppsArgs {
     /// Time limit of one run in seconds; a run past it is killed and reported as `timeout`.
     #[arg(long, default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..=86_400))]
     timeout_s: u64,
+    /// Exit 0 even when runs computed a wrong result (they are still reported as `wrong`).
+    #[arg(long)]
+    allow_wrong: bool,
+    /// Tests only: the runs of this store (`soa`, `dynasoar` or an allocator) report a result
+    /// that differs from the one computed, to show that the check catches it.
+    #[arg(long, hide = true)]
+    test_wrong_result: Option<String>,
 }
 
 #[derive(Args, Debug)]
@@ -425,6 +432,7 @@ fn run_apps(args: &AppsArgs) -> anyhow::Result<()> {
         },
         fig11_probes: args.fig11_probes,
         chunk: args.chunk,
+        perturb_store: args.test_wrong_result.clone(),
     };
     // Start the backend here once: a missing GPU fails now with one message, not once per run.
     let exec = Executor::new(MODELS_PTX, args.backend.options(true)).context("cannot start the backend")?;
@@ -446,10 +454,18 @@ fn run_apps(args: &AppsArgs) -> anyhow::Result<()> {
     let records = apps::run(&runner, &plan, out, &bar)?;
     bar.finish_and_clear();
     let table = record::table(&records);
-    std::fs::write(out.join("apps-summary.txt"), format!("{description}\n{table}"))
+    let summary = apps::summary(&records);
+    std::fs::write(out.join("apps-summary.txt"), format!("{description}\n{table}\n{summary}"))
         .with_context(|| format!("cannot write {}", out.join("apps-summary.txt").display()))?;
-    dynasoar_examples::outln!("\n{table}");
+    dynasoar_examples::outln!("\n{table}\n{summary}");
     eprintln!("dynasoar-bench apps: {} measurements; files in {}", records.len(), out.display());
+    // Every record is written; a wrong result fails the command (unless allowed).
+    let wrong = apps::wrong(&records).len();
+    anyhow::ensure!(
+        wrong == 0 || args.allow_wrong,
+        "{wrong} run(s) computed a wrong result (status `wrong`; see the summary); --allow-wrong \
+         to exit 0 anyway"
+    );
     Ok(())
 }
 

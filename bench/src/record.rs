@@ -26,6 +26,10 @@ pub enum Status {
     Error,
     /// The run did not finish within its time limit and was killed.
     Timeout,
+    /// The run finished but computed something else than its reference (an app's result
+    /// against the SOA baseline's: see `expected` and `result`, and `note` for the
+    /// difference). Its times are kept but never compared with correct runs.
+    Wrong,
 }
 
 impl Status {
@@ -37,6 +41,7 @@ impl Status {
             Status::Corrupt => "corrupt",
             Status::Error => "error",
             Status::Timeout => "timeout",
+            Status::Wrong => "wrong",
         }
     }
 }
@@ -104,6 +109,15 @@ pub struct Record {
     /// blocks, paper 7.3).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub chunk_fragmentation: Vec<f64>,
+    /// Apps: what the run computed, as the app's `--compare` compares it (a fingerprint of the
+    /// final state, or body count and checksums).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub result: Option<String>,
+    /// Apps: what the SOA baseline computed for the same app, size and steps (absent where the
+    /// run is the baseline, or the baseline did not finish: then `note` says the run is
+    /// unchecked).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expected: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
 }
@@ -137,6 +151,8 @@ impl Record {
             heap_bytes: None,
             chunk_ms: Vec::new(),
             chunk_fragmentation: Vec::new(),
+            result: None,
+            expected: None,
             note: None,
         }
     }
@@ -150,14 +166,17 @@ impl Record {
     /// Column names of [`csv_row`](Self::csv_row).
     pub const CSV_HEADER: &'static str = "test,allocator,backend,mode,size,size_min,threads,status,failed,runs,\
         alloc_ms,free_ms,write_ms,range_bytes,requested_bytes,usable_fraction,rounds,corrupt,\
-        app,steps,total_ms,enum_ms,heap_bytes,chunk_ms,chunk_fragmentation,note";
+        app,steps,total_ms,enum_ms,heap_bytes,chunk_ms,chunk_fragmentation,result,expected,note";
 
     /// The record as one CSV row (empty cells for what was not measured).
     pub fn csv_row(&self) -> String {
         fn opt<T: ToString>(value: Option<T>) -> String {
             value.map(|v| v.to_string()).unwrap_or_default()
         }
-        let note = self.note.as_deref().unwrap_or("").replace('"', "'");
+        // In quotes (the text may hold commas), with no quotes inside.
+        fn quoted(text: Option<&str>) -> String {
+            format!("\"{}\"", text.unwrap_or("").replace('"', "'"))
+        }
         [
             self.test.to_string(),
             self.allocator.clone(),
@@ -185,7 +204,9 @@ impl Record {
             // `;`-separated, so the list stays one cell.
             self.chunk_ms.iter().map(|t| format!("{t:.4}")).collect::<Vec<_>>().join(";"),
             self.chunk_fragmentation.iter().map(|f| format!("{f:.4}")).collect::<Vec<_>>().join(";"),
-            format!("\"{note}\""),
+            quoted(self.result.as_deref()),
+            quoted(self.expected.as_deref()),
+            quoted(self.note.as_deref()),
         ]
         .join(",")
     }
