@@ -18,5 +18,5 @@ pub const UNDECLARED_CHANGE: u32 = 1 << 4;
 pub const BAD_GRID: u32 = 1 << 5;
 /// A thread of a `parallel_do` over a class freed an object of that class (or a subclass) other
 /// than its own `this` (paper section 2.1 forbids it: that object may not have been visited
-/// yet). Checked on the CPU backend and in debug device builds; the object was not freed.
+/// yet). Checked on the CPU backend (not in GPU kernels); the object was not freed.
 pub const FREED_ITERATED: u32 = 1 << 6;

@@ -16,6 +16,23 @@ pub struct StoreHeader {
 /// The address of an object store's header.
 pub type StorePtr = DevPtr<StoreHeader>;
 
+/// The tag of kernel `name` (FNV-1a, never 0), which its launches record with the first error
+/// they raise (see [`ObjectStore::for_launch`](crate::ObjectStore::for_launch)), so that the
+/// host names the kernel that raised it even when it checks after many launches. A kernel
+/// passes its tag as a constant (`const { kernel_tag(NAME) }`): a tag in the launch
+/// parameters would stay in a register through every method, and took registers from 20 of
+/// the example models' kernels.
+pub const fn kernel_tag(name: &str) -> u32 {
+    let bytes = name.as_bytes();
+    let mut hash: u32 = 0x811c_9dc5;
+    let mut i = 0;
+    while i < bytes.len() {
+        hash = (hash ^ bytes[i] as u32).wrapping_mul(0x0100_0193);
+        i += 1;
+    }
+    if hash == 0 { 1 } else { hash }
+}
+
 /// Parameters of a do-all kernel.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
@@ -26,8 +43,7 @@ pub struct DoParams<Arg> {
     pub objects_per_block: u32,
     /// Which enumeration counter holds the number of listed blocks.
     pub parity: u32,
-    /// The host's tag of this launch, recorded with the first error raised in it (0: none).
-    pub launch: u32,
+    pub _reserved: u32,
     /// The method's argument.
     pub arg: Arg,
 }
@@ -44,8 +60,6 @@ pub struct NewParams<Arg> {
     /// Objects to create: indices `first..first + count`.
     pub first: u64,
     pub count: u64,
-    /// The host's tag of this launch, recorded with the first error raised in it (0: none).
-    pub launch: u32,
     pub arg: Arg,
 }
 // SAFETY: `repr(C)` plain data when `Arg` is.
@@ -61,8 +75,7 @@ pub struct GatherParams {
     pub class: u32,
     pub objects_per_block: u32,
     pub parity: u32,
-    /// The host's tag of this launch, recorded with the first error raised in it (0: none).
-    pub launch: u32,
+    pub _reserved: u32,
     /// Room for `capacity` values.
     pub out: DevPtr<u8>,
     pub capacity: u64,

@@ -84,7 +84,7 @@ pub use handle::RawHandle;
 pub use heap::{Heap, HeapHeader};
 pub use kernel::{DevPtr, Kernel};
 #[cfg(not(loom))]
-pub use launch::{DoAll, DoParams, GatherParams, NewParams, Prefetch, StoreHeader, StorePtr};
+pub use launch::{DoAll, DoParams, GatherParams, NewParams, Prefetch, StoreHeader, StorePtr, kernel_tag};
 #[cfg(not(loom))]
 pub use object::{AtomicRef, AtomicValue, Handle, IsA, Obj, Ref, View, Writable};
 #[cfg(not(loom))]

@@ -184,10 +184,12 @@ unsafe fn store_of<T: Registered>(store: StorePtr) -> <T::Alloc as AllocatorSpec
 }
 
 /// Body of the do-all kernel of a method of class `T`: call `method` on every object of the
-/// launched concrete class (which is-a `T`), with loop `lp` (a constant of each kernel).
+/// launched concrete class (which is-a `T`), with loop `lp` (a constant of each kernel). `tag`
+/// is the kernel's [`kernel_tag`](crate::kernel_tag), a constant, as in the other bodies.
 #[inline(always)]
 pub fn run_parallel_do<T, Arg>(
     p: DoParams<Arg>,
+    tag: u32,
     effects: Effects,
     lp: DoAll,
     method: impl Fn(Obj<T>, &Device<T::Alloc>, Arg),
@@ -197,7 +199,7 @@ pub fn run_parallel_do<T, Arg>(
 {
     // SAFETY: the host launches do-all kernels on its store of `T::Alloc`, after listing
     // `p.class`, a concrete class in `T`'s subtree.
-    let dev = unsafe { Device::<T::Alloc>::from_store(p.store) }.limited_to(effects).for_launch(p.launch);
+    let dev = unsafe { Device::<T::Alloc>::from_store(p.store) }.limited_to(effects).for_launch(tag);
     // A class without subclasses is the launched class: its objects per block are a constant
     // of the kernel, and the streaming loop's divisions and warp geometry fold away (the bump
     // of the field-access benchmark: 39 -> 32 registers). The plain loop keeps the launch's
@@ -209,8 +211,8 @@ pub fn run_parallel_do<T, Arg>(
         (p.class as u8, p.objects_per_block)
     };
     // The launch iterates `T`'s subtree (the host launches each of its concrete classes): a
-    // method may free only its own object of it (checked on the CPU backend and in debug
-    // device builds, see `Device::visiting`).
+    // method may free only its own object of it (checked on the CPU backend, see
+    // `Device::visiting`).
     dev.object_store().for_each_listed(Listing { class, objects, parity: p.parity, lp }, |raw| {
         // SAFETY: a live object of a class that is-a `T` (see above).
         method(unsafe { Obj::from_raw(raw) }, &dev.visiting(T::SUBTREE, raw), p.arg)
@@ -219,13 +221,13 @@ pub fn run_parallel_do<T, Arg>(
 
 /// Body of a `parallel_new` kernel: object `i` of `first..first + count` is `make(dev, i, arg)`.
 #[inline(always)]
-pub fn run_parallel_new<T, Arg>(p: NewParams<Arg>, make: impl Fn(&Device<T::Alloc>, u64, Arg) -> T)
+pub fn run_parallel_new<T, Arg>(p: NewParams<Arg>, tag: u32, make: impl Fn(&Device<T::Alloc>, u64, Arg) -> T)
 where
     T: Concrete + Registered,
     Arg: Plain,
 {
     // SAFETY: the host launches this on its store of `T::Alloc`.
-    let dev = unsafe { Device::<T::Alloc>::from_store(p.store) }.for_launch(p.launch);
+    let dev = unsafe { Device::<T::Alloc>::from_store(p.store) }.for_launch(tag);
     let stride = arch::global_thread_count() as u64;
     let mut i = arch::global_thread_id() as u64;
     while i < p.count {
@@ -239,12 +241,12 @@ where
 /// Body of a gather kernel: copy every listed object of the launched concrete class (which
 /// is-a `T`) into `out` as a `T` value, in no particular order.
 #[inline(always)]
-pub fn run_gather<T: Registered>(p: GatherParams) {
+pub fn run_gather<T: Registered>(p: GatherParams, tag: u32) {
     // SAFETY: a counter updated atomically only.
     let written = unsafe { Atomic32::from_ptr(p.written.as_ptr()) };
     let out = p.out.cast::<T>();
     // SAFETY: the host launches gathers on its store of `T::Alloc`, after listing `p.class`.
-    let store = unsafe { store_of::<T>(p.store) }.for_launch(p.launch);
+    let store = unsafe { store_of::<T>(p.store) }.for_launch(tag);
     let listing =
         Listing { class: p.class as u8, objects: p.objects_per_block, parity: p.parity, lp: DoAll::Plain };
     store.for_each_listed(listing, |raw| {

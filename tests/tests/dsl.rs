@@ -373,7 +373,7 @@ fn a_do_all_launched_with_a_bad_grid_is_reported() {
         class: cat.type_id as u32,
         objects_per_block: cat.objects_per_block,
         parity,
-        launch: 0,
+        _reserved: 0,
         arg: (),
     };
     let grid = Grid::new(1, cat.objects_per_block + 1);

@@ -319,13 +319,8 @@ impl Executor {
         self.pending.lock().unwrap().take_for_check()
     }
 
-    /// The tag the runtime gives launches of `kernel` (in their parameters), which device code
-    /// records with the first error it raises (see [`tagged_kernel`](Self::tagged_kernel)).
-    pub(crate) fn launch_tag(&self, kernel: &'static str) -> u32 {
-        self.pending.lock().unwrap().tag(kernel)
-    }
-
-    /// The kernel of a [`launch_tag`](Self::launch_tag).
+    /// The kernel launched on this executor whose [`kernel_tag`](dynasoar_device::kernel_tag)
+    /// is `tag` (what device code records with the first error it raises).
     pub(crate) fn tagged_kernel(&self, tag: u32) -> Option<&'static str> {
         self.pending.lock().unwrap().tagged(tag)
     }

@@ -1,5 +1,7 @@
 //! The kernels launched since the last check, which errors name ([`PendingKernels`]).
 
+use dynasoar_device::kernel_tag;
+
 /// At most this many launches are remembered between synchronisations.
 const LAUNCHES: usize = 16;
 
@@ -21,14 +23,17 @@ pub(super) struct PendingKernels {
     since_sync: Vec<&'static str>,
     /// Named by the runtime since the last error check.
     since_check: Vec<&'static str>,
-    /// The kernels the runtime tagged its launches with, tag `i + 1` at index `i` (see
-    /// [`tag`](Self::tag)).
-    tags: Vec<&'static str>,
+    /// Every kernel launched on the executor, once each: the kernels an error's
+    /// [`kernel_tag`](dynasoar_device::kernel_tag) may name.
+    launched_ever: Vec<&'static str>,
 }
 
 impl PendingKernels {
     /// `kernel` was launched.
     pub(super) fn launched(&mut self, kernel: &'static str) {
+        if !self.launched_ever.contains(&kernel) {
+            self.launched_ever.push(kernel);
+        }
         if self.since_sync.len() == LAUNCHES {
             self.since_sync.remove(0);
         }
@@ -54,28 +59,15 @@ impl PendingKernels {
         std::mem::take(&mut self.since_check)
     }
 
-    /// The tag of launches of `kernel`, which device code records with the first error a
-    /// launch raises: nonzero, one per kernel name.
-    pub(super) fn tag(&mut self, kernel: &'static str) -> u32 {
-        let at = match self.tags.iter().position(|&k| k == kernel) {
-            Some(at) => at,
-            None => {
-                self.tags.push(kernel);
-                self.tags.len() - 1
-            }
-        };
-        at as u32 + 1
-    }
-
-    /// The kernel whose launches have tag `tag`.
+    /// The launched kernel whose tag is `tag`.
     pub(super) fn tagged(&self, tag: u32) -> Option<&'static str> {
-        self.tags.get((tag as usize).checked_sub(1)?).copied()
+        self.launched_ever.iter().copied().find(|&k| tag != 0 && kernel_tag(k) == tag)
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{LAUNCHES, PendingKernels};
+    use super::{LAUNCHES, PendingKernels, kernel_tag};
 
     #[test]
     fn a_synchronisation_names_the_last_launches_with_repeats() {
@@ -93,14 +85,16 @@ mod tests {
     }
 
     #[test]
-    fn tags_name_one_kernel_each() {
+    fn tags_name_launched_kernels() {
         let mut p = PendingKernels::default();
-        let (a, b) = (p.tag("force"), p.tag("step"));
-        assert_ne!(a, 0);
+        p.launched("force");
+        p.launched("step");
+        p.take_since_sync();
+        let (a, b) = (kernel_tag("force"), kernel_tag("step"));
         assert_ne!(a, b);
-        assert_eq!(p.tag("force"), a);
         assert_eq!((p.tagged(a), p.tagged(b)), (Some("force"), Some("step")));
-        assert_eq!((p.tagged(0), p.tagged(b + 1)), (None, None));
+        assert_eq!(p.tagged(kernel_tag("never launched")), None);
+        assert_eq!(p.tagged(0), None);
     }
 
     #[test]

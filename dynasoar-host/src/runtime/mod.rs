@@ -177,7 +177,7 @@ impl<A: AllocatorSpec> Runtime<A> {
                 class: id as u32,
                 objects_per_block: class.objects_per_block,
                 parity,
-                launch: self.exec.launch_tag(launch.name()),
+                _reserved: 0,
                 arg,
             };
             let grid = if pick.streaming {
@@ -262,13 +262,7 @@ impl<A: AllocatorSpec> Runtime<A> {
         let kernel = constructor.kernel();
         let most = self.exec.wave_grid(kernel, THREADS)?.total_threads() as u64;
         let grid = Grid::for_elements(count.min(most) as usize, THREADS);
-        let params = NewParams {
-            store: self.store.ptr(),
-            first: 0,
-            count,
-            launch: self.exec.launch_tag(kernel.name()),
-            arg,
-        };
+        let params = NewParams { store: self.store.ptr(), first: 0, count, arg };
         self.timed(Phase::Method(kernel.name()), false, || self.exec.launch(kernel, grid, params))?;
         self.launched(&[kernel.name()])
     }
@@ -321,7 +315,7 @@ impl<A: AllocatorSpec> Runtime<A> {
                 class: class.type_id as u32,
                 objects_per_block: class.objects_per_block,
                 parity,
-                launch: self.exec.launch_tag(T::GATHER.name()),
+                _reserved: 0,
                 out: values.ptr().cast(),
                 capacity: capacity as u64,
                 written: written.ptr(),

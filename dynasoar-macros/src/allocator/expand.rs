@@ -81,7 +81,7 @@ pub fn expand(a: &Allocator) -> TokenStream {
             #[allow(non_snake_case)]
             #[cfg_attr(target_arch = "nvptx64", inline(always))]
             fn #gather_host(params: #p::parallel::GatherParams) {
-                #p::parallel::run_gather::<#c>(params)
+                #p::parallel::run_gather::<#c>(params, const { #p::kernel_tag(#gather_export) })
             }
 
             #[cfg(target_arch = "nvptx64")]

@@ -66,31 +66,31 @@ fn launchable(
     };
 
     // The body of a do-all kernel of the method, with loop `DoAll::#lp`.
-    let do_all_body = |read_only: bool, lp: TokenStream| {
+    let do_all_body = |read_only: bool, lp: TokenStream, export: &str| {
         let this = if read_only { quote!(this.as_ref()) } else { quote!(this) };
         quote! {
-            #p::parallel::run_parallel_do::<#self_ty, #arg_ty>(params, #effects, #p::parallel::DoAll::#lp, |this, dev, arg| {
+            #p::parallel::run_parallel_do::<#self_ty, #arg_ty>(params, const { #p::kernel_tag(#export) }, #effects, #p::parallel::DoAll::#lp, |this, dev, arg| {
                 let _ = &arg;
                 <#self_ty>::#hidden(#this, dev #pass_arg)
             })
         }
     };
     let (token_ty, export, run) = match l.kind {
-        Kind::Parallel { read_only, .. } => (
-            quote!(#p::ParallelMethod<Self, #arg_ty>),
-            format!("dynasoar_do__{alloc}__{class}__{name}", alloc = l.allocator),
-            do_all_body(read_only, quote!(Plain)),
-        ),
-        Kind::New => (
-            quote!(#p::ParallelNew<Self, #arg_ty>),
-            format!("dynasoar_new__{alloc}__{class}__{name}", alloc = l.allocator),
-            quote! {
-                #p::parallel::run_parallel_new::<#self_ty, #arg_ty>(params, |dev, index, arg| {
+        Kind::Parallel { read_only, .. } => {
+            let export = format!("dynasoar_do__{alloc}__{class}__{name}", alloc = l.allocator);
+            let run = do_all_body(read_only, quote!(Plain), &export);
+            (quote!(#p::ParallelMethod<Self, #arg_ty>), export, run)
+        }
+        Kind::New => {
+            let export = format!("dynasoar_new__{alloc}__{class}__{name}", alloc = l.allocator);
+            let run = quote! {
+                #p::parallel::run_parallel_new::<#self_ty, #arg_ty>(params, const { #p::kernel_tag(#export) }, |dev, index, arg| {
                     let _ = &arg;
                     <#self_ty>::#hidden(dev, index #pass_arg)
                 })
-            },
-        ),
+            };
+            (quote!(#p::ParallelNew<Self, #arg_ty>), export, run)
+        }
     };
     let params_ty = match l.kind {
         Kind::Parallel { .. } => quote!(#p::parallel::DoParams<#arg_ty>),
@@ -108,7 +108,7 @@ fn launchable(
             let host_fn = format_ident!("__dynasoar_stream_kernel_{}_{}_{}", l.allocator, class, name);
             let entry_fn = format_ident!("__dynasoar_stream_entry_{}_{}_{}", l.allocator, class, name);
             let export = format!("dynasoar_stream__{alloc}__{class}__{name}", alloc = l.allocator);
-            let run = do_all_body(*read_only, quote!(Streaming(#prefetch)));
+            let run = do_all_body(*read_only, quote!(Streaming(#prefetch)), &export);
             free.extend(entry(&host_fn, &entry_fn, &export, &params_ty, &run));
             Some(quote!(.with_streaming(#p::Kernel::new(#export, #host_fn), #prefetch)))
         }
