@@ -1,12 +1,10 @@
 //! The PTX builder: compiles a model crate for `nvptx64-nvidia-cuda` from a build script.
 //!
 //! **One package** (a model and its app together; see `templates/minimal`): the package's
-//! `build.rs` compiles the package's own library to PTX,
+//! `build.rs` compiles the package's own library to PTX (the whole of its `main`):
 //!
 //! ```no_run
-//! fn main() {
-//!     dynasoar_build::PtxBuilder::this_package().embed();
-//! }
+//! dynasoar_build::PtxBuilder::this_package().embed();
 //! ```
 //!
 //! and the app (`src/main.rs`) embeds it with `dynasoar::include_ptx!()`. The library is the
@@ -122,10 +120,10 @@ impl fmt::Display for BuildError {
                  {command}\n{output}"
             ),
             BuildError::MissingAttributes { file, lines } => {
-                write!(
+                writeln!(
                     f,
                     "{} is the root of a model crate, compiled for the GPU too, and lacks {}. Add \
-                     at the top of the file:\n",
+                     at the top of the file:",
                     file.display(),
                     if lines.len() == 1 { "a crate attribute" } else { "crate attributes" }
                 )?;
