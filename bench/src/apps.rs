@@ -501,7 +501,7 @@ impl Runner {
 
     /// The SOA baseline's result for `job`'s app, size and steps: known, or measured now (in a
     /// child process, on the same backend, with the app's default heap; not a record).
-    fn reference(&self, job: &Job, references: &References) -> Result<Fingerprint, String> {
+    fn reference(&self, job: &Job, references: &References) -> Reference {
         let key = (job.app, job.size, job.steps);
         if let Some(known) = references.known.borrow().get(&key) {
             return known.clone();
@@ -579,14 +579,17 @@ impl Job {
 /// [`Runner::record`] checks every other run against.
 #[derive(Default)]
 pub struct References {
-    known: RefCell<HashMap<(App, u32, u32), Result<Fingerprint, String>>>,
+    known: RefCell<HashMap<(App, u32, u32), Reference>>,
 }
+
+/// The SOA baseline's result, or why there is none.
+type Reference = Result<Fingerprint, String>;
 
 /// Check the finished run `r`, which computed `got`, against its `reference` (the SOA
 /// baseline's result, or why there is none): `result` and `expected` are filled in, and a run
 /// that computed something else gets [`Status::Wrong`] and a note with the difference. Without
 /// a reference the run stays as it is, noted as unchecked.
-pub fn check(r: &mut Record, got: &Fingerprint, reference: &Result<Fingerprint, String>) {
+pub fn check(r: &mut Record, got: &Fingerprint, reference: &Reference) {
     r.result = Some(got.to_string());
     match reference {
         Ok(expected) => {
@@ -795,9 +798,9 @@ pub fn fastest_general<'a>(records: &'a [Record], app: &str) -> Option<&'a Recor
         .min_by(|a, b| a.total_ms.unwrap_or(f64::INFINITY).total_cmp(&b.total_ms.unwrap_or(f64::INFINITY)))
 }
 
-/// The runs that computed a wrong result.
+/// The runs that computed a wrong result (not Figure 11's summaries that a wrong run stopped).
 pub fn wrong(records: &[Record]) -> Vec<&Record> {
-    records.iter().filter(|r| r.status == Status::Wrong).collect()
+    records.iter().filter(|r| r.status == Status::Wrong && r.result.is_some()).collect()
 }
 
 /// The summary after the table: per app of Figure 10, the SOA baseline, DynaSOAr, the fastest
@@ -811,7 +814,8 @@ pub fn summary(records: &[Record]) -> String {
     if !apps.is_empty() {
         let _ = writeln!(
             out,
-            "Figure 10, run time in ms (results checked against the SOA baseline's)\n{:<14} {:>12} {:>12}  {:<34} wrong result",
+            "Figure 10, run time in ms (results checked against the SOA baseline's)\n\
+             {:<14} {:>12} {:>12}  {:<40} wrong result",
             "app", "soa", "dynasoar", "fastest general allocator (vs dynasoar)"
         );
     }
@@ -849,7 +853,7 @@ pub fn summary(records: &[Record]) -> String {
             .collect();
         let wrong = if wrong.is_empty() { "-".to_string() } else { wrong.join(", ") };
         let _ =
-            writeln!(out, "{app:<14} {:>12} {:>12}  {fastest:<34} {wrong}", time("soa"), time("dynasoar"));
+            writeln!(out, "{app:<14} {:>12} {:>12}  {fastest:<40} {wrong}", time("soa"), time("dynasoar"));
     }
     let wrong = wrong(records);
     if !wrong.is_empty() {
@@ -1074,6 +1078,10 @@ mod tests {
         let fastest = fastest_general(&records, "barnes-hut").expect("a right general allocator");
         assert_eq!(fastest.allocator, "atomic");
         assert_eq!(wrong(&records).len(), 1);
+        // Figure 11's summary of a search that a wrong run stopped is no run of its own.
+        let mut stopped = Record::new("fig11", "aw", "cpu");
+        stopped.status = Status::Wrong;
+        assert_eq!(wrong(&[stopped]).len(), 0);
         let summary = summary(&records);
         let row = summary.lines().find(|l| l.starts_with("barnes-hut")).expect("a row per app");
         assert!(row.contains("atomic 20.00 (1.28x)") && row.ends_with(" aw"), "{summary}");

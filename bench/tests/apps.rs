@@ -1,11 +1,12 @@
 //! `apps --quick` on the CPU backend, through the binary: Figures 10-12 for DynaSOAr, two
 //! general allocators and the SOA baseline; every run is a JSON line with a status, the runs
-//! that finished have positive times, Figure 11 finds a largest size per allocator, and every
-//! figure writes its CSV, JSON and SVG files.
+//! that finished have positive times and a result that the SOA baseline's agrees with, Figure 11
+//! finds a largest size per allocator, and every figure writes its CSV, JSON and SVG files. A
+//! run whose result is wrong is reported as `wrong` and fails the command.
 
 mod common;
 
-use common::{bench, json_lines, number, quick_on_cpu, scratch};
+use common::{bench, json_lines, number, quick_on_cpu, run_bench, scratch};
 use serde_json::Value;
 
 const APPS: [&str; 9] = [
@@ -54,6 +55,16 @@ fn quick_apps_on_the_cpu_write_every_figure() {
                 (0.0..=total).contains(&enumeration),
                 "{app} on {store}: enumeration {enumeration} of {total}"
             );
+            // Checked: every run but the baseline's has the baseline's result as expected; the
+            // deterministic apps' are equal (the float apps' agree within the tolerance).
+            let result = r["result"].as_str().unwrap_or_else(|| panic!("{app} on {store}: no result: {r}"));
+            if store != "soa" {
+                let expected =
+                    r["expected"].as_str().unwrap_or_else(|| panic!("{app} on {store}: unchecked: {r}"));
+                if !["nbody", "collision", "barnes-hut"].contains(&app) {
+                    assert_eq!(result, expected, "{app} on {store}");
+                }
+            }
         }
     }
 
@@ -80,6 +91,8 @@ fn quick_apps_on_the_cpu_write_every_figure() {
             !chunks.is_empty() && chunks.iter().all(|t| t.as_f64().is_some_and(|t| t > 0.0)),
             "{store}: {r}"
         );
+        assert_eq!(r["status"], "ok", "{store}: {r}");
+        assert!(r["expected"].is_string() && r["result"] == r["expected"], "{store}: {r}");
         // Fragmentation after every chunk in DynaSOAr's heap (a fraction), none elsewhere.
         let fragmentation = r.get("chunk_fragmentation").and_then(|f| f.as_array());
         if *store == "dynasoar" {
@@ -97,6 +110,83 @@ fn quick_apps_on_the_cpu_write_every_figure() {
     }
     assert!(out.join("fig12-wator-steps.svg").is_file() && out.join("apps-summary.txt").is_file());
     assert!(out.join("fig12-wator-fragmentation.svg").is_file());
+    let summary = std::fs::read_to_string(out.join("apps-summary.txt")).unwrap();
+    assert!(!summary.contains("WRONG"), "{summary}");
+    assert!(
+        summary.lines().any(|l| l.starts_with("wa-tor") && (l.contains("atomic") || l.contains("kma"))),
+        "a fastest general allocator per app: {summary}"
+    );
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+/// Arguments of a small run on the CPU where `atomic`'s results are made wrong by the hidden
+/// test option, plus `more`.
+fn wrong_atomic<'a>(more: &[&'a str]) -> Vec<&'a str> {
+    let args = [
+        "apps",
+        "--quick",
+        "--backend",
+        "cpu",
+        "--cpu-threads",
+        "2",
+        "--quiet",
+        "--allocators",
+        "atomic",
+        "--timeout-s",
+        "60",
+        "--test-wrong-result",
+        "atomic",
+    ];
+    [&args[..], more].concat()
+}
+
+#[test]
+fn a_wrong_result_is_reported_as_wrong_and_fails_the_command() {
+    let out = scratch("apps-wrong");
+    // Wa-Tor's result is an exact fingerprint, n-body's a float checksum.
+    let args = ["--apps", "wa-tor,nbody", "--fig11-apps", "wa-tor", "--fig11-probes", "2", "--chunk", "10"];
+    let output = run_bench(&out, &wrong_atomic(&args));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "a wrong result must fail the command: {stderr}");
+    assert!(stderr.contains("computed a wrong result") && stderr.contains("--allow-wrong"), "{stderr}");
+    let records = json_lines(&output);
+    let find = |test: &str, app: &str, store: &str| {
+        records
+            .iter()
+            .find(|r| r["test"] == test && r["app"] == app && r["allocator"] == store)
+            .unwrap_or_else(|| panic!("no {test} record of {app} on {store}: {records:?}"))
+    };
+    for app in ["wa-tor", "nbody"] {
+        assert_eq!(find("fig10", app, "soa")["status"], "ok", "the baseline is right");
+        assert_eq!(find("fig10", app, "dynasoar")["status"], "ok", "DynaSOAr is right");
+        let r = find("fig10", app, "atomic");
+        assert_eq!(r["status"], "wrong", "{r}");
+        assert!(r["expected"].is_string() && r["result"].is_string() && r["result"] != r["expected"], "{r}");
+        assert!(number(r, "total_ms").is_some(), "the time is kept: {r}");
+        assert!(r["note"].as_str().is_some_and(|n| n.contains("wrong result")), "{r}");
+    }
+    // Figure 12's run, and Figure 11's search: stopped, with no largest size.
+    assert_eq!(find("fig12", "wa-tor", "atomic")["status"], "wrong");
+    let fig11 = records.iter().filter(|r| r["test"] == "fig11" && r["allocator"] == "atomic");
+    assert!(fig11.clone().count() >= 2 && fig11.clone().all(|r| r["status"] == "wrong"), "{records:?}");
+    assert!(fig11.clone().all(|r| r["note"] != "largest size that ran"), "{records:?}");
+    // Every record was still written, the wrong ones marked so in the files.
+    let csv = std::fs::read_to_string(out.join("fig10.csv")).expect("fig10.csv written");
+    assert_eq!(csv.lines().filter(|l| l.contains(",atomic,") && l.contains(",wrong,")).count(), 2, "{csv}");
+    let summary = std::fs::read_to_string(out.join("apps-summary.txt")).unwrap();
+    assert!(summary.contains("WRONG fig10 wa-tor on atomic"), "{summary}");
+    let row = summary.lines().find(|l| l.starts_with("nbody")).expect("a row for nbody");
+    assert!(row.ends_with("atomic") && !row.contains("atomic "), "never the fastest: {summary}");
+    let svg = std::fs::read_to_string(out.join("fig10-wa-tor.svg")).unwrap();
+    assert!(svg.contains("WRONG RESULT"), "the plot marks it");
+    let _ = std::fs::remove_dir_all(&out);
+
+    // With --allow-wrong the command succeeds and still reports them.
+    let out = scratch("apps-wrong-allowed");
+    let records =
+        json_lines(&bench(&out, &wrong_atomic(&["--allow-wrong", "--apps", "wa-tor", "--figures", "10"])));
+    assert!(records.iter().any(|r| r["allocator"] == "atomic" && r["status"] == "wrong"), "{records:?}");
+    assert!(records.iter().all(|r| r["allocator"] == "atomic" || r["status"] == "ok"), "{records:?}");
     let _ = std::fs::remove_dir_all(&out);
 }
 
