@@ -88,7 +88,9 @@ pub use launch::{DoAll, DoParams, GatherParams, NewParams, Prefetch, StoreHeader
 #[cfg(not(loom))]
 pub use object::{AtomicRef, AtomicValue, Handle, IsA, Obj, Ref, View, Writable};
 #[cfg(not(loom))]
-pub use parallel::{ParallelMethod, ParallelNew, do_all_block_threads, do_all_blocks};
+pub use parallel::{
+    DoWithoutArgument, NewWithoutArgument, ParallelMethod, ParallelNew, do_all_block_threads, do_all_blocks,
+};
 pub use plain::Plain;
 pub use registry::{AllocatorSpec, MemberOf, Registered};
 #[cfg(not(loom))]

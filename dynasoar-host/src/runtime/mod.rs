@@ -16,8 +16,8 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use dynasoar_device::{
-    AllocatorSpec, ClassInfo, Concrete, DoParams, GatherParams, Handle, MemberOf, NewParams, ParallelMethod,
-    ParallelNew, Plain, do_all_blocks,
+    AllocatorSpec, ClassInfo, Concrete, DoParams, DoWithoutArgument, GatherParams, Handle, MemberOf,
+    NewParams, NewWithoutArgument, ParallelMethod, ParallelNew, Plain, do_all_blocks,
 };
 
 pub use builder::{DEFAULT_HEAP_BYTES, RuntimeBuilder};
@@ -113,12 +113,15 @@ impl<A: AllocatorSpec> Runtime<A> {
     }
 
     /// Run `method` on every object of class `T` and its subclasses that exists now (objects
-    /// created meanwhile are not visited; a method may free its own object).
-    pub fn parallel_do<T>(&self, method: ParallelMethod<T, ()>) -> Result<()>
+    /// created meanwhile are not visited; a method may free its own object). `method` is a
+    /// `#[parallel]` method without an argument (`Body::step`); one with an argument runs with
+    /// [`parallel_do_with`](Self::parallel_do_with).
+    pub fn parallel_do<M>(&self, method: M) -> Result<()>
     where
-        T: MemberOf<A>,
+        M: DoWithoutArgument,
+        M::Class: MemberOf<A>,
     {
-        self.parallel_do_with(method, ())
+        self.parallel_do_with(method.method(), ())
     }
 
     /// [`parallel_do`](Self::parallel_do) for a method that takes an argument.
@@ -240,12 +243,15 @@ impl<A: AllocatorSpec> Runtime<A> {
         self.loops.mode()
     }
 
-    /// Create `count` objects of class `T`, object `i` initialised by `constructor(dev, i)`.
-    pub fn parallel_new<T>(&self, constructor: ParallelNew<T, ()>, count: u64) -> Result<()>
+    /// Create `count` objects of class `T`, object `i` initialised by `constructor(dev, i)`, a
+    /// `#[parallel_new]` constructor without an argument; one with an argument runs with
+    /// [`parallel_new_with`](Self::parallel_new_with).
+    pub fn parallel_new<C>(&self, constructor: C, count: u64) -> Result<()>
     where
-        T: Concrete + MemberOf<A>,
+        C: NewWithoutArgument,
+        C::Class: Concrete + MemberOf<A>,
     {
-        self.parallel_new_with(constructor, count, ())
+        self.parallel_new_with(constructor.constructor(), count, ())
     }
 
     /// [`parallel_new`](Self::parallel_new) for a constructor that takes an argument.
