@@ -37,7 +37,9 @@ use crate::heap::{Heap, block_at};
 /// Blocks (of all classes) that may be opened at once: past this, a leader that finds no active
 /// block waits for one to be published instead of opening another. Enough for full throughput
 /// (each opening takes about a microsecond and serves up to 64 objects), few enough to bound
-/// the fragmentation an allocation spike leaves behind.
+/// the fragmentation an allocation spike leaves behind. This wait (and the one for blocks in
+/// flight before out of memory) is why `allocate` is not lock-free in the formal sense: a
+/// waiter depends on openings under way (ARCHITECTURE.md, "The allocator", on progress).
 #[cfg(not(loom))]
 const MAX_BLOCKS_OPENING: u32 = 128;
 /// Off under loom: the wait is a spin on a relaxed load, which loom may serve stale forever
