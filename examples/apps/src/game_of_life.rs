@@ -171,7 +171,9 @@ fn check_size(width: u32, height: u32) -> anyhow::Result<()> {
         width as u64 * height as u64 <= u32::MAX as u64,
         "a {width}x{height} grid has more than 2^32 - 1 cells (cells are numbered with 32 bits)"
     );
-    Ok(())
+    // The grids of the baselines and the DSL version, on the host and the device (about).
+    let cells = width as u64 * height as u64;
+    crate::cli::ensure_host_memory(cells * 16, cells, "cells", "grid (--pattern, --size)")
 }
 
 /// `ARCHIVE:MEMBER` where ARCHIVE is a tar file (`.tar`, `.tar.gz`, `.tgz`).

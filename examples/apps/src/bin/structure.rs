@@ -4,7 +4,7 @@
 //! `cargo run --release --bin structure -- --nodes 1500000 --steps 500 --compare`
 
 use clap::Parser;
-use dynasoar_examples::cli::heap_mib_bytes;
+use dynasoar_examples::cli::{ensure_host_memory, heap_mib_bytes};
 use dynasoar_examples::compare::{Choices, RunChoice, run_and_report};
 use dynasoar_examples::report::Report;
 use dynasoar_examples::structure::{Config, Outcome, run};
@@ -84,6 +84,8 @@ fn run_app(args: Args) -> anyhow::Result<()> {
         heap_bytes,
     };
     cfg.validate()?;
+    // The mesh on the host and the device: nodes and their springs (about).
+    ensure_host_memory(cfg.nodes as u64 * 256, cfg.nodes as u64, "nodes", "--nodes")?;
     let choices = Choices {
         app: "structure",
         common: &args.common,

@@ -4,7 +4,7 @@
 //! `cargo run --release --bin traffic -- --intersections 17500 --steps 12000 --compare`
 
 use clap::Parser;
-use dynasoar_examples::cli::heap_mib_bytes;
+use dynasoar_examples::cli::{ensure_host_memory, heap_mib_bytes};
 use dynasoar_examples::compare::{Choices, RunChoice, run_and_report};
 use dynasoar_examples::report::Report;
 use dynasoar_examples::traffic::{Config, DslSim, Network, Outcome, Simulation, run_on};
@@ -96,6 +96,9 @@ fn run_app(args: Args) -> anyhow::Result<()> {
         heap_bytes,
     };
     cfg.validate()?;
+    // The network (about 260 street cells per intersection) on the host and the device (about).
+    let n = cfg.intersections as u64;
+    ensure_host_memory(n * 16384, n, "intersections", "--intersections")?;
     let net = Network::generate(&cfg)?;
     eprintln!(
         "network: {} intersections, {} cells ({} producers, {} targets, {} lights)",
