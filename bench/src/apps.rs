@@ -488,11 +488,7 @@ impl Runner {
             }
         } else if job.is_reference() {
             // Later runs of this app, size and steps cannot be checked: say why once for all.
-            let why = format!(
-                "the SOA baseline's run ended with status {}{}",
-                r.status.name(),
-                r.note.as_deref().map(|n| format!(": {n}")).unwrap_or_default()
-            );
+            let why = unfinished_baseline(&r);
             references.known.borrow_mut().entry((job.app, job.size, job.steps)).or_insert(Err(why));
         }
         record::emit(&r);
@@ -508,13 +504,7 @@ impl Runner {
         }
         let baseline = Job { store: None, heap_bytes: None, chunk: None, perturb: false, ..job.clone() };
         let (r, fingerprint) = self.measure("reference", &baseline);
-        let reference = fingerprint.ok_or_else(|| {
-            format!(
-                "the SOA baseline's run ended with status {}{}",
-                r.status.name(),
-                r.note.as_deref().map(|n| format!(": {n}")).unwrap_or_default()
-            )
-        });
+        let reference = fingerprint.ok_or_else(|| unfinished_baseline(&r));
         references.known.borrow_mut().insert(key, reference.clone());
         reference
     }
@@ -565,6 +555,12 @@ impl Runner {
         }
         (r, fingerprint)
     }
+}
+
+/// Why there is no reference: the SOA baseline's run `r` did not finish.
+fn unfinished_baseline(r: &Record) -> String {
+    let note = r.note.as_deref().map(|n| format!(": {n}")).unwrap_or_default();
+    format!("the SOA baseline's run ended with status {}{note}", r.status.name())
 }
 
 impl Job {
