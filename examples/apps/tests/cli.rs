@@ -103,6 +103,16 @@ fn huge_baselines_fail_with_the_flag_to_make_smaller() {
             assert_fails(app, &args, 1, "use a smaller --bodies");
         }
     }
+    assert_fails("structure", &["--nodes", "800000000", "--steps", "1"], 1, "use a smaller --nodes");
+    assert_fails(
+        "traffic",
+        &["--intersections", "16000000", "--steps", "1"],
+        1,
+        "use a smaller --intersections",
+    );
+    for app in ["game-of-life", "generation"] {
+        assert_fails(app, &["--pattern", "random:65535x65535", "--steps", "1"], 1, "use a smaller grid");
+    }
 }
 
 #[test]
