@@ -97,16 +97,6 @@ impl<T: ClassSpec> ParentTypeId for T {
     const TYPE_ID: u8 = T::TYPE_ID;
 }
 
-/// A parent (or [`NoParent`]) registered in allocator `A`.
-#[doc(hidden)]
-#[diagnostic::on_unimplemented(
-    message = "the parent class `{Self}` is not in allocator `{A}`",
-    note = "a class and its parent share one allocator: list `{Self}` in `allocator!({A}: ...)`"
-)]
-pub trait ParentIn<A> {}
-impl<A> ParentIn<A> for NoParent {}
-impl<A: AllocatorSpec, T: Registered<Alloc = A>> ParentIn<A> for T {}
-
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;

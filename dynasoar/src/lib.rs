@@ -85,9 +85,10 @@
 /// Types an `#[atomic]` field may have.
 pub use dynasoar_device::AtomicValue;
 pub use dynasoar_device::{
-    AllocatorSpec, AtomicRef, Class, ClassInfo, ClassSpec, Concrete, DevPtr, Device, DeviceArray, Effects,
-    Handle, Heap, HeapHeader, IsA, Kernel, MemberOf, NoParent, Obj, ParallelMethod, ParallelNew, Plain,
-    RawHandle, Ref, Registered, Totals, View, Writable, arch, math, rand,
+    AllocatorSpec, AtomicRef, Class, ClassInfo, ClassSpec, Concrete, DevPtr, Device, DeviceArray,
+    DoWithoutArgument, Effects, Handle, Heap, HeapHeader, IsA, Kernel, MemberOf, NewWithoutArgument,
+    NoParent, Obj, ParallelMethod, ParallelNew, Plain, RawHandle, Ref, Registered, Totals, View, Writable,
+    arch, math, rand,
 };
 pub use dynasoar_macros::{Plain, allocator, kernel, soa_class, soa_methods};
 
@@ -136,7 +137,9 @@ pub mod prelude {
     pub use dynasoar_device::arch::{self, WarpGroup};
     pub use dynasoar_device::math::{self, Vec2};
     pub use dynasoar_device::rand::Rng;
-    pub use dynasoar_device::{AtomicRef, DevPtr, Device, DeviceArray, Handle, Kernel, Obj, Plain, Ref, Totals};
+    pub use dynasoar_device::{
+        AtomicRef, DevPtr, Device, DeviceArray, Handle, Kernel, Obj, Plain, Ref, Totals,
+    };
     pub use dynasoar_macros::{Plain, kernel, soa_class, soa_methods};
 
     #[cfg(not(target_arch = "nvptx64"))]
