@@ -159,13 +159,14 @@ pub fn heap_mib_bytes(mib: Option<u64>) -> anyhow::Result<Option<u64>> {
 }
 
 /// The apps' policy for their default sizes, which are the GPU benchmark's: on the CPU they
-/// run as asked, after a note (on stderr) that they can take hours and a smaller size to try.
+/// run as asked, after a note (on stderr) that they can take minutes to hours and a smaller size
+/// to try.
 /// `at_default`: whether the run has the default size; `smaller`: the flags of a run that
 /// takes seconds to minutes on a laptop.
 pub fn note_cpu_default_size(kind: BackendKind, at_default: bool, app: &str, smaller: &str) {
     if kind == BackendKind::Cpu && at_default {
         eprintln!(
-            "note: {app} runs at the GPU benchmark's default size, which can take hours on the CPU; \
+            "note: {app} runs at the GPU benchmark's default size, which can take minutes to hours on the CPU; \
              for a quick run, try {smaller}"
         );
     }

@@ -39,8 +39,8 @@ pub const MODELS: ModelPtx = ModelPtx::with_aos(MODELS_PTX, MODELS_AOS_PTX);
 #[derive(Clone, Debug, clap::Args)]
 pub struct CommonArgs {
     /// Where to run: auto (GPU if present), cuda, or cpu. The default sizes are the GPU
-    /// benchmark's; on the CPU they can take hours, and the app then prints a note with a smaller
-    /// size to try (it still runs the size asked for).
+    /// benchmark's; on the CPU they can take minutes to hours, and the app then prints a note
+    /// with a smaller size to try (it still runs the size asked for).
     #[arg(long, default_value = "auto", env = "DYNASOAR_BACKEND")]
     pub backend: Backend,
     /// Threads of the CPU backend (default: all cores).
