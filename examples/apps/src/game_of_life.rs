@@ -632,7 +632,8 @@ fn chunks(steps: u32, recorder: &Recorder) -> Vec<(u32, u32)> {
 /// with the alive cells it covers), small ones scaled up to about `width` pixels.
 pub fn draw(grid_width: u32, grid_height: u32, live: &[u32], width: u32) -> Canvas {
     if grid_width <= width {
-        let scale = (width / grid_width).max(1);
+        // Tall worlds get fewer pixels per cell: the canvas stops at `MAX_SIDE`.
+        let scale = (width / grid_width).min(crate::render::MAX_SIDE / grid_height.max(1)).max(1);
         let mut canvas = Canvas::new(grid_width * scale, grid_height * scale, [0, 0, 0]);
         for &c in live {
             let (x, y) = ((c % grid_width) * scale, (c / grid_width) * scale);

@@ -39,7 +39,7 @@ pub struct RenderArgs {
 pub const MAX_WIDTH: u32 = 8192;
 
 /// Longest side of a canvas: pictures of worlds with extreme aspect ratios are cut off there.
-pub const MAX_SIDE: u32 = 4 * MAX_WIDTH;
+pub const MAX_SIDE: u32 = 2 * MAX_WIDTH;
 
 /// An RGB picture.
 pub struct Canvas {

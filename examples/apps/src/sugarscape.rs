@@ -819,7 +819,8 @@ fn color(c: &CellState, capacity: u32) -> [u8; 3] {
 pub fn draw(cells: &[CellState], width: u32, height: u32, capacity: u32, max_width: u32) -> Canvas {
     let max_width = max_width.max(1);
     if width <= max_width {
-        let scale = (max_width / width).max(1);
+        // Tall worlds get fewer pixels per cell: the canvas stops at `MAX_SIDE`.
+        let scale = (max_width / width).min(crate::render::MAX_SIDE / height.max(1)).max(1);
         let mut canvas = Canvas::new(width * scale, height * scale, [0, 0, 0]);
         for (i, c) in cells.iter().enumerate() {
             let (x, y) = (i as u32 % width, i as u32 / width);

@@ -602,7 +602,8 @@ fn color(kind: u32) -> [u8; 3] {
 pub fn draw(cells: &[CellState], width: u32, height: u32, max_width: u32) -> Canvas {
     let max_width = max_width.max(1);
     if width <= max_width {
-        let scale = (max_width / width).max(1);
+        // Tall worlds get fewer pixels per cell: the canvas stops at `MAX_SIDE`.
+        let scale = (max_width / width).min(crate::render::MAX_SIDE / height.max(1)).max(1);
         let mut canvas = Canvas::new(width * scale, height * scale, WATER);
         for (i, c) in cells.iter().enumerate() {
             if c.kind == EMPTY {
