@@ -501,10 +501,12 @@ impl DslSim {
         let rt = options.runtime::<BarnesHutHeap>(heap_bytes).deferred_checks(true).profile(true).build()?;
         let exec = rt.executor();
         let table = exec.alloc_zeroed::<Handle<TreeNode>>(1)?;
-        let ((), t_root) = exec.time(|| {
-            rt.parallel_new(TreeNode::root, 1)?;
-            rt.parallel_do_with(TreeNode::publish_root, table.device_array())
-        })?;
+        let ((), t_root) = exec
+            .time(|| {
+                rt.parallel_new(TreeNode::root, 1)?;
+                rt.parallel_do_with(TreeNode::publish_root, table.device_array())
+            })
+            .map_err(|e| out_of_heap(e, heap_bytes))?;
         rt.sync().map_err(|e| out_of_heap(e, heap_bytes))?;
         let root = exec.read_all(&table)?[0];
         anyhow::ensure!(!root.is_null(), "the root of the tree was not created");
@@ -519,11 +521,15 @@ impl DslSim {
         };
         let first = sim.args(0);
         let rt = &sim.rt;
-        let ((), t_tree) = rt.executor().time(|| {
-            rt.parallel_new_with(BodyNode::create, cfg.bodies as u64, cfg.init())?;
-            rt.parallel_do_with(BodyNode::insert, first)?;
-            rt.parallel_do_with(TreeNode::summarize, first)
-        })?;
+        // The runtime may report a full heap at any of these launches (it checks as it goes).
+        let ((), t_tree) = rt
+            .executor()
+            .time(|| {
+                rt.parallel_new_with(BodyNode::create, cfg.bodies as u64, cfg.init())?;
+                rt.parallel_do_with(BodyNode::insert, first)?;
+                rt.parallel_do_with(TreeNode::summarize, first)
+            })
+            .map_err(|e| out_of_heap(e, heap_bytes))?;
         sim.sync()?;
         sim.rt.take_timings()?;
         sim.enumeration = Cell::new(Duration::ZERO);
