@@ -1,5 +1,6 @@
 //! Compiles the model crate to PTX with the pinned nightly (see `dynasoar_build`): the
-//! build for DynaSOAr's heap, and the AOS build for general-purpose allocators.
+//! build for DynaSOAr's heap, and the AOS build for general-purpose allocators, for
+//! `dynasoar::include_ptx!` (which reports a model's compile error once).
 fn main() {
     // A cap of 80 registers on the do-all kernels of Wa-Tor and the Game of Life: measured on
     // an H200 (docs/benchmarks.md, "Register caps"), Wa-Tor 410 -> 396 ms and the Game of Life
@@ -12,6 +13,6 @@ fn main() {
         .max_registers_for("__OceanHeap__", 80)
         .max_registers_for("__GolHeap__", 80)
         .max_registers_for("__TrafficHeap__ProducerCell__create_car", 64)
-        .build_or_exit("models.ptx");
-    dynasoar_build::PtxBuilder::new("../models").aos().build_or_exit("models-aos.ptx");
+        .embed_as("models");
+    dynasoar_build::PtxBuilder::new("../models").aos().embed_as("models-aos");
 }

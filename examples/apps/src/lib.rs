@@ -27,10 +27,10 @@ use dynasoar::host::{
 };
 
 /// The models crate compiled to PTX by this crate's build script (for DynaSOAr's heap).
-pub const MODELS_PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/models.ptx"));
+pub const MODELS_PTX: &str = dynasoar::include_ptx!("models");
 
 /// The models' AOS build, for general-purpose allocators.
-pub const MODELS_AOS_PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/models-aos.ptx"));
+pub const MODELS_AOS_PTX: &str = dynasoar::include_ptx!("models-aos");
 
 /// Both builds, for runtimes on any object store.
 pub const MODELS: ModelPtx = ModelPtx::with_aos(MODELS_PTX, MODELS_AOS_PTX);
