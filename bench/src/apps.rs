@@ -350,18 +350,7 @@ fn run_app(job: &Job, exec: ExecutorOptions) -> anyhow::Result<(Duration, Durati
         App::BarnesHut => {
             let cfg = barnes_hut::Config { bodies: size, steps, heap_bytes, ..Default::default() };
             let o = barnes_hut::run(implementation, opts, &cfg, rec, false)?;
-            // The checksum's scale as Barnes-Hut's `differs_from` computes it (the sum of the
-            // absolute values of the checksum's terms).
-            let scale = o
-                .bodies
-                .iter()
-                .map(|b| {
-                    (b.pos.x as f64).abs()
-                        + 2.0 * (b.pos.y as f64).abs()
-                        + 3.0 * (b.vel.x as f64).abs()
-                        + 4.0 * (b.vel.y as f64).abs()
-                })
-                .sum();
+            let scale = o.checksum_scale();
             let sums = vec![sum("checksum", o.checksum(), scale)];
             (o.total, o.enumeration, Fingerprint::Float { bodies: o.bodies.len() as u64, sums })
         }

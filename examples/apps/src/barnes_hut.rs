@@ -370,6 +370,20 @@ impl Outcome {
         checksum(&self.bodies)
     }
 
+    /// The checksum's scale: the sum of the absolute values of its terms (what
+    /// [`FLOAT_ORDER_TOLERANCE`](crate::compare::FLOAT_ORDER_TOLERANCE) is relative to).
+    pub fn checksum_scale(&self) -> f64 {
+        self.bodies
+            .iter()
+            .map(|b| {
+                (b.pos.x as f64).abs()
+                    + 2.0 * (b.pos.y as f64).abs()
+                    + 3.0 * (b.vel.x as f64).abs()
+                    + 4.0 * (b.vel.y as f64).abs()
+            })
+            .sum()
+    }
+
     /// Total momentum (mass times velocity).
     pub fn momentum(&self) -> (f64, f64) {
         self.bodies.iter().fold((0.0, 0.0), |(x, y), b| {
@@ -398,17 +412,12 @@ impl crate::compare::Compared for Outcome {
         if self.bodies.len() != reference.bodies.len() {
             return Some(format!("{} vs {} bodies", self.bodies.len(), reference.bodies.len()));
         }
-        let scale: f64 = self
-            .bodies
-            .iter()
-            .map(|b| {
-                (b.pos.x as f64).abs()
-                    + 2.0 * (b.pos.y as f64).abs()
-                    + 3.0 * (b.vel.x as f64).abs()
-                    + 4.0 * (b.vel.y as f64).abs()
-            })
-            .sum();
-        crate::compare::checksum_difference("checksum", self.checksum(), reference.checksum(), scale)
+        crate::compare::checksum_difference(
+            "checksum",
+            self.checksum(),
+            reference.checksum(),
+            self.checksum_scale(),
+        )
     }
 }
 
