@@ -30,6 +30,10 @@
 //!   `--timeout-s 15` are configuration, not results), and so are link targets and headings;
 //! - `k = 512`, `16 M objects`, `256 MiB` and other counts and sizes have no unit of the list.
 //!
+//! What the detector does not see: a bare number whose unit is only in its table's header or
+//! caption (`| 0.494 / 0.670 |` under "ns per operation"), and counts without a unit. Such
+//! tables are expected to link their file in the caption, as the measured units do.
+//!
 //! # What counts as backed
 //!
 //! A unit is backed when it holds a Markdown link (`[text](path)`) whose target, resolved from
