@@ -13,7 +13,7 @@
 //! | `DYNASOAR_DO_ALL` | `auto`, `plain`, `streaming`, `adaptive` | the builder's ([`DoAllLoop::Auto`]) | Which loop `parallel_do` kernels run, over [`RuntimeBuilder::do_all_loop`](crate::RuntimeBuilder::do_all_loop). |
 //! | `DYNASOAR_DO_ALL_REPORT` | `1` (on), `0` (off) | off | Print each method's do-all loop and why when the runtime is dropped. |
 //! | `DYNASOAR_REUSE_LISTINGS` | `0` (off), `1` (on) | on | Let `parallel_do` skip listing a class that no launch since could have changed: the default of [`RuntimeBuilder::reuse_listings`](crate::RuntimeBuilder::reuse_listings). |
-//! | `DYNASOAR_PROFILE` | set, to any value (even `0`) | unset | Time every kernel (the default of [`RuntimeBuilder::profile_methods`](crate::RuntimeBuilder::profile_methods)), and print the device time per kernel when a profiled runtime is dropped. |
+//! | `DYNASOAR_PROFILE` | `1` (on), `0` (off) | off | Time every kernel (the default of [`RuntimeBuilder::profile_methods`](crate::RuntimeBuilder::profile_methods)), and print the device time per kernel when a profiled runtime is dropped. |
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -110,7 +110,7 @@ impl Settings {
                 .unwrap_or(defaults.do_all_report),
             reuse_listings: read(lookup, "DYNASOAR_REUSE_LISTINGS", "0 or 1", flag)?
                 .unwrap_or(defaults.reuse_listings),
-            profile: lookup("DYNASOAR_PROFILE").is_some(),
+            profile: read(lookup, "DYNASOAR_PROFILE", "1 or 0", flag)?.unwrap_or(defaults.profile),
         })
     }
 }
@@ -208,9 +208,10 @@ mod tests {
         // An empty backend is unset; any case is accepted.
         assert_eq!(settings(&[("DYNASOAR_BACKEND", "")]).unwrap().backend, None);
         assert_eq!(settings(&[("DYNASOAR_BACKEND", "Cpu")]).unwrap().backend, Some(Backend::Cpu));
-        // `DYNASOAR_PROFILE` is on when set at all.
-        assert!(settings(&[("DYNASOAR_PROFILE", "")]).unwrap().profile);
-        assert!(settings(&[("DYNASOAR_PROFILE", "0")]).unwrap().profile);
+        // `DYNASOAR_PROFILE=0` is off (it was on when set at all), and an empty value is an error.
+        assert!(!settings(&[("DYNASOAR_PROFILE", "0")]).unwrap().profile);
+        assert!(settings(&[("DYNASOAR_PROFILE", "1")]).unwrap().profile);
+        assert!(settings(&[("DYNASOAR_PROFILE", "")]).unwrap_err().to_string().contains("DYNASOAR_PROFILE"));
         // The other switches take their other value too.
         let s = settings(&[
             ("DYNASOAR_SYNC_EACH_LAUNCH", "0"),

@@ -165,7 +165,7 @@ impl<A: AllocatorSpec> RuntimeBuilder<A> {
     }
 
     /// Time each method kernel too (implies [`profile`](Self::profile)); on by default when
-    /// `DYNASOAR_PROFILE` is set. Every launch then records events, which a run of many small
+    /// `DYNASOAR_PROFILE=1`. Every launch then records events, which a run of many small
     /// kernels pays for in its total time.
     pub fn profile_methods(mut self, methods: bool) -> Self {
         self.profile_methods = Some(methods);

@@ -1,5 +1,5 @@
 //! Profiling a [`Runtime`]: device time of enumerations and methods ([`Timings`]), per kernel
-//! ([`KernelTime`]), and the table a runtime prints when dropped with `DYNASOAR_PROFILE` set.
+//! ([`KernelTime`]), and the table a runtime prints when dropped with `DYNASOAR_PROFILE=1`.
 
 use std::time::Duration;
 
@@ -162,7 +162,7 @@ impl<A> Runtime<A> {
     }
 }
 
-/// With `DYNASOAR_PROFILE` set, a profiled runtime prints its device time per kernel when it
+/// With `DYNASOAR_PROFILE=1`, a profiled runtime prints its device time per kernel when it
 /// is dropped: where a simulation spends its time, without a profiler.
 impl<A> Drop for Runtime<A> {
     fn drop(&mut self) {
