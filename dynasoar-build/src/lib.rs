@@ -338,12 +338,13 @@ impl PtxBuilder {
     pub fn build(&self) -> Result<PtxOutput, BuildError> {
         self.directive("rerun-if-env-changed=DYNASOAR_GPU_ARCH");
         let arch = self.resolve_arch()?;
-        ensure_toolchain(|msg| self.directive(format_args!("warning={msg}")))?;
-
+        // The model's attributes first: a missing one is named before anything is installed
+        // or compiled.
         let manifest = self.crate_dir.join("Cargo.toml");
         let crate_name = read_package_name(&manifest)?;
         let root = self.crate_dir.join(read_lib_path(&manifest)?);
         check_crate_attributes(&root)?;
+        ensure_toolchain(|msg| self.directive(format_args!("warning={msg}")))?;
         let variant = if self.aos { format!("{crate_name}-aos") } else { crate_name.clone() };
         let target_dir = self.target_dir.clone().unwrap_or_else(|| default_target_dir(&variant));
 

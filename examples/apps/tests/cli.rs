@@ -7,8 +7,17 @@ use std::io::Read;
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
-/// The path of the app binary `name`.
-fn bin(name: &str) -> &'static str {
+/// The path of the app binary `name`: cargo's build of it, or (in the GPU bundle, whose
+/// binaries moved) the one in `DYNASOAR_BIN_DIR`.
+fn bin(name: &str) -> std::path::PathBuf {
+    match std::env::var_os("DYNASOAR_BIN_DIR") {
+        Some(dir) => std::path::Path::new(&dir).join(name),
+        None => cargo_bin(name).into(),
+    }
+}
+
+/// Cargo's build of the app binary `name`.
+fn cargo_bin(name: &str) -> &'static str {
     match name {
         "nbody" => env!("CARGO_BIN_EXE_nbody"),
         "collision" => env!("CARGO_BIN_EXE_collision"),
