@@ -91,5 +91,8 @@ rm -rf "$BUNDLE/bin" "$BUNDLE/tests" "$BUNDLE/ptx" "$BUNDLE/cubin"
 cp scripts/gpu-run.sh "$BUNDLE/run.sh"
 cp -r scripts/gpu-run.d "$BUNDLE/run.d"
 cp scripts/apps_table.py "$BUNDLE/"
+# The commit the bundle was built from (with "+changes" for a dirty tree), which run.sh prints
+# in the first lines of every summary and log, as results files need.
+echo "$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . ':!gpu-bundle' || echo +changes)" > "$BUNDLE/COMMIT"
 du -sh "$BUNDLE" >&2
 echo "bundle ready: run 'bash $BUNDLE/run.sh' on the GPU machine (carry $BUNDLE)" >&2

@@ -58,7 +58,8 @@ step() { # name, command...
 
 {
   echo "machine: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | head -1)"
-  echo "mode: $MODE   date: $(date -u +%FT%TZ)"
+  echo "mode: $MODE   date: $(date -u +%FT%TZ)   commit: $(cat "$SRC/COMMIT" 2>/dev/null || echo unknown)"
+  echo "command: bash gpu-bundle/run.sh $MODE"
 } | tee -a "$LOG" >> "$SUMMARY"
 
 want() { [[ $MODE == all || $MODE == "$1" ]]; }
