@@ -121,7 +121,8 @@ mod tests {
     #[test]
     fn the_empty_array_has_no_values() {
         let a = DeviceArray::<u32>::EMPTY;
-        assert!(a.is_empty() && a.len() == 0);
+        assert!(a.is_empty());
+        assert_eq!(a.len(), 0);
         assert_eq!(DeviceArray::<f32>::default().len(), 0);
         assert!(DeviceArray::<u64>::empty().is_empty());
     }
