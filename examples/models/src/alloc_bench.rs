@@ -23,6 +23,17 @@ impl ClassSpec for Obj64 {
     const OWNS_BLOCKS: bool = true;
 }
 
+/// The benchmark's object as a model declares it: a `#[soa_class]` of 64 bytes in an
+/// allocator of its own, with the class defaults that `allocator!` derives (64 per block, no
+/// runs of blocks: leaders search and open blocks as the paper's allocator does). `Obj64`
+/// opts in to runs with a hand-written `ClassSpec`.
+#[soa_class]
+pub struct Ls64 {
+    pub words: [u64; 8],
+}
+
+dynasoar::allocator!(pub LsHeap: Ls64);
+
 /// Parameters of the benchmark kernels.
 #[repr(C)]
 #[derive(Clone, Copy, Plain)]
@@ -80,6 +91,36 @@ pub fn ls_alloc_eager(p: AllocBenchParams) {
         }
         // SAFETY: as in `ls_alloc`.
         unsafe { p.out.write(j * p.threads as usize + t, h.unwrap_or_default().0) };
+    }
+}
+
+/// DynaSOAr with the default class [`Ls64`] (no runs of blocks), on a heap of [`LsHeap`].
+#[kernel]
+pub fn ls_alloc_default(p: AllocBenchParams) {
+    let Some(t) = thread_index(&p) else { return };
+    // SAFETY: as in `ls_alloc`, on a heap laid out for `LsHeap`.
+    let heap = unsafe { Heap::from_ptr(p.heap.as_ptr()) };
+    for j in 0..p.per_thread as usize {
+        let h = heap.allocate::<Ls64>();
+        if h.is_none() {
+            count_failure(&p);
+        }
+        // SAFETY: as in `ls_alloc`.
+        unsafe { p.out.write(j * p.threads as usize + t, h.unwrap_or_default().0) };
+    }
+}
+
+/// Free what `ls_alloc_default` allocated.
+#[kernel]
+pub fn ls_free_default(p: AllocBenchParams) {
+    let Some(t) = thread_index(&p) else { return };
+    // SAFETY: as in `ls_free`.
+    let heap = unsafe { Heap::from_ptr(p.heap.as_ptr()) };
+    for j in 0..p.per_thread as usize {
+        let h = RawHandle(unsafe { p.out.read(j * p.threads as usize + t) });
+        if !h.is_null() {
+            heap.free::<Ls64>(h);
+        }
     }
 }
 

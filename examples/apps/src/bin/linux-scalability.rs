@@ -1,17 +1,19 @@
 //! The Linux Scalability microbenchmark (DynaSOAr paper, section 7.4): every thread allocates
 //! `k` objects of 64 bytes, then frees them. Reports ns per allocation and per free for our
-//! allocator (with and without warp-level request coalescing), a bump-pointer `atomicAdd`
-//! allocator (the floor) and CUDA's device `malloc`, all measured in the same run.
+//! allocator (with and without warp-level request coalescing, with the opt-in runs of blocks
+//! and with a default `#[soa_class]` class, which has none), a bump-pointer `atomicAdd`
+//! allocator (the floor) and CUDA's device `malloc`, all measured in the same run: the median
+//! of the timed rounds (warm), and the first, untimed-for-the-median round (cold).
 
 use clap::Parser;
 use dynasoar::host::{Buffer, DeviceHeap, Executor, Grid, HeapClass, Result};
-use dynasoar::{ClassSpec, Kernel};
+use dynasoar::{AllocatorSpec, ClassSpec, Kernel};
 use dynasoar_examples::CommonArgs;
 use dynasoar_examples::cli::{exit_on_error_without_heap_flag, note_cpu_default_size};
 use dynasoar_examples::outln;
 use dynasoar_models::alloc_bench::{
-    AllocBenchParams, BUMP_ALLOC, CUDA_MALLOC_ALLOC, CUDA_MALLOC_FREE, LS_ALLOC, LS_ALLOC_EAGER,
-    LS_ALLOC_UNCOALESCED, LS_FREE, OBJECT_BYTES, Obj64,
+    AllocBenchParams, BUMP_ALLOC, CUDA_MALLOC_ALLOC, CUDA_MALLOC_FREE, LS_ALLOC, LS_ALLOC_DEFAULT,
+    LS_ALLOC_EAGER, LS_ALLOC_UNCOALESCED, LS_FREE, LS_FREE_DEFAULT, LsHeap, OBJECT_BYTES, Obj64,
 };
 
 #[derive(Parser)]
@@ -59,8 +61,12 @@ const DEFAULT_K: &str = "1,2,4,8,16,32,64,128,256,512,1024";
 struct Point {
     allocator: &'static str,
     k: u32,
+    /// Medians of the timed rounds (warm).
     alloc_ms: f64,
     free_ms: Option<f64>,
+    /// The first round (cold: after the previous k's frees, or on a fresh heap).
+    cold_alloc_ms: f64,
+    cold_free_ms: Option<f64>,
     failures: u64,
 }
 
@@ -78,14 +84,17 @@ struct Bench<'a> {
     failures: Buffer<u64>,
     bump: Buffer<u64>,
     arena: Buffer<u8>,
+    /// The heap of `Obj64`, which takes runs of blocks.
     heap: DeviceHeap,
+    /// The heap of `LsHeap` (the default class `Ls64`).
+    default_heap: DeviceHeap,
     cold_runs: bool,
 }
 
 impl Bench<'_> {
-    fn params(&self, k: u32) -> AllocBenchParams {
+    fn params(&self, heap: &DeviceHeap, k: u32) -> AllocBenchParams {
         AllocBenchParams {
-            heap: self.heap.ptr(),
+            heap: heap.ptr(),
             out: self.out.ptr(),
             threads: self.total_threads,
             per_thread: k,
@@ -96,8 +105,8 @@ impl Bench<'_> {
         }
     }
 
-    fn timed(&self, kernel: &Kernel<AllocBenchParams>, k: u32) -> Result<f64> {
-        let ((), t) = self.exec.time(|| self.exec.launch(kernel, self.grid, self.params(k)))?;
+    fn timed(&self, heap: &DeviceHeap, kernel: &Kernel<AllocBenchParams>, k: u32) -> Result<f64> {
+        let ((), t) = self.exec.time(|| self.exec.launch(kernel, self.grid, self.params(heap, k)))?;
         Ok(t.as_secs_f64() * 1e3)
     }
 
@@ -112,10 +121,10 @@ impl Bench<'_> {
 
     /// Release the runs of blocks (whose reserved slots are all our allocator holds after the
     /// frees) and check that every block is free again.
-    fn release_runs_and_check_empty(&self) -> anyhow::Result<()> {
-        self.heap.release_runs(self.exec)?;
-        let state = self.heap.state(self.exec)?;
-        let blocks = self.heap.config().num_blocks;
+    fn release_runs_and_check_empty(&self, heap: &DeviceHeap) -> anyhow::Result<()> {
+        heap.release_runs(self.exec)?;
+        let state = heap.state(self.exec)?;
+        let blocks = heap.config().num_blocks;
         anyhow::ensure!(
             state.free_blocks == blocks,
             "the heap is not empty after the frees: {} of {blocks} blocks free",
@@ -124,36 +133,44 @@ impl Bench<'_> {
         Ok(())
     }
 
-    /// Median over `reps` of (alloc, free) for one allocator.
+    /// Median over `reps` of (alloc, free) for one allocator, and its first (cold) round. Our
+    /// allocators run on `heap` (the other allocators ignore it).
     fn measure(
         &self,
         name: &'static str,
+        heap: &DeviceHeap,
         alloc: &Kernel<AllocBenchParams>,
         free: Option<&Kernel<AllocBenchParams>>,
         k: u32,
         reps: u64,
     ) -> anyhow::Result<Point> {
         let (mut a, mut f, mut failures) = (Vec::new(), Vec::new(), 0);
-        // One untimed warm-up round, then the timed ones.
+        let (mut cold_a, mut cold_f) = (0.0, None);
+        // One cold round (not in the median), then the timed ones.
         for rep in 0..=reps {
             self.reset_counters()?;
-            let ta = self.timed(alloc, k)?;
+            let ta = self.timed(heap, alloc, k)?;
             let fails = self.failures()?;
             let tf = match free {
-                Some(free) => Some(self.timed(free, k)?),
+                Some(free) => Some(self.timed(heap, free, k)?),
                 None => None,
             };
             if name.starts_with("dynasoar") {
                 // Every allocation must succeed and every free must find its object.
-                self.heap.take_errors(self.exec, &[alloc.name(), LS_FREE.name()])?;
+                let freed_by = free.map_or(LS_FREE.name(), |f| f.name());
+                heap.take_errors(self.exec, &[alloc.name(), freed_by])?;
                 if self.cold_runs {
-                    self.release_runs_and_check_empty()?;
+                    self.release_runs_and_check_empty(heap)?;
                 } else {
-                    let objects = self.heap.stats(self.exec)?.classes[0].objects;
+                    let objects = heap.stats(self.exec)?.classes[0].objects;
                     anyhow::ensure!(objects == 0, "{objects} objects left after the frees");
                 }
             }
-            if rep > 0 {
+            if rep == 0 {
+                (cold_a, cold_f) = (ta, tf);
+                // A failure in the cold round is a failure too.
+                failures += fails;
+            } else {
                 a.push(ta);
                 if let Some(tf) = tf {
                     f.push(tf);
@@ -166,6 +183,8 @@ impl Bench<'_> {
             k,
             alloc_ms: median(a),
             free_ms: (!f.is_empty()).then(|| median(f)),
+            cold_alloc_ms: cold_a,
+            cold_free_ms: cold_f,
             failures,
         })
     }
@@ -207,6 +226,13 @@ fn run(args: &Args) -> anyhow::Result<()> {
         Obj64::BLOCK_BYTES,
         &[HeapClass { name: Obj64::NAME, objects_per_block: Obj64::OBJECTS_PER_BLOCK }],
     )?;
+    // The default class's heap: the same size, laid out for `LsHeap` (its 64-byte class makes
+    // the same blocks as `Obj64`).
+    let default_classes: Vec<HeapClass> = LsHeap::CLASSES
+        .iter()
+        .map(|c| HeapClass { name: c.name, objects_per_block: c.objects_per_block })
+        .collect();
+    let default_heap = DeviceHeap::new(&exec, heap_bytes, LsHeap::BLOCK_BYTES, &default_classes)?;
     let bench = Bench {
         exec: &exec,
         grid: Grid::new(args.blocks, args.threads),
@@ -216,6 +242,7 @@ fn run(args: &Args) -> anyhow::Result<()> {
         bump: exec.alloc_zeroed(1)?,
         arena: exec.alloc_zeroed(arena_bytes.try_into().map_err(|_| too_many())?)?,
         heap,
+        default_heap,
         cold_runs: args.cold_runs,
     };
     let (runs, runs_said) =
@@ -230,15 +257,18 @@ fn run(args: &Args) -> anyhow::Result<()> {
     );
     let mut points = Vec::new();
     for &k in &args.k {
+        let (h, dh) = (&bench.heap, &bench.default_heap);
         let mut row = vec![
-            bench.measure("dynasoar", &LS_ALLOC, Some(&LS_FREE), k, args.reps)?,
-            bench.measure("dynasoar-nocoal", &LS_ALLOC_UNCOALESCED, Some(&LS_FREE), k, args.reps)?,
-            bench.measure("dynasoar-eager", &LS_ALLOC_EAGER, Some(&LS_FREE), k, args.reps)?,
-            bench.measure("bump", &BUMP_ALLOC, None, k, args.reps)?,
+            bench.measure("dynasoar", h, &LS_ALLOC, Some(&LS_FREE), k, args.reps)?,
+            bench.measure("dynasoar-default", dh, &LS_ALLOC_DEFAULT, Some(&LS_FREE_DEFAULT), k, args.reps)?,
+            bench.measure("dynasoar-nocoal", h, &LS_ALLOC_UNCOALESCED, Some(&LS_FREE), k, args.reps)?,
+            bench.measure("dynasoar-eager", h, &LS_ALLOC_EAGER, Some(&LS_FREE), k, args.reps)?,
+            bench.measure("bump", h, &BUMP_ALLOC, None, k, args.reps)?,
         ];
         if cuda && k <= args.cuda_max_k {
             row.push(bench.measure(
                 "cuda-malloc",
+                h,
                 &CUDA_MALLOC_ALLOC,
                 Some(&CUDA_MALLOC_FREE),
                 k,
@@ -248,7 +278,7 @@ fn run(args: &Args) -> anyhow::Result<()> {
         for p in &row {
             let n = total_threads as f64 * k as f64;
             outln!(
-                "bench=linux-scalability backend={} allocator={} runs={runs} threads={} k={} alloc_ms={:.4} free_ms={} ns_per_alloc={:.3} ns_per_free={} failures={}",
+                "bench=linux-scalability backend={} allocator={} runs={runs} threads={} k={} alloc_ms={:.4} free_ms={} ns_per_alloc={:.3} ns_per_free={} cold_alloc_ms={:.4} cold_free_ms={} failures={}",
                 exec.kind().name(),
                 p.allocator,
                 total_threads,
@@ -257,15 +287,49 @@ fn run(args: &Args) -> anyhow::Result<()> {
                 p.free_ms.map_or("na".into(), |f| format!("{f:.4}")),
                 p.alloc_ms * 1e6 / n,
                 p.free_ms.map_or("na".into(), |f| format!("{:.3}", f * 1e6 / n)),
+                p.cold_alloc_ms,
+                p.cold_free_ms.map_or("na".into(), |f| format!("{f:.4}")),
                 p.failures
             );
         }
         points.extend(row);
     }
     // What the runs still hold is all that is left.
-    bench.release_runs_and_check_empty()?;
+    bench.release_runs_and_check_empty(&bench.heap)?;
+    bench.release_runs_and_check_empty(&bench.default_heap)?;
     print_table(&points, total_threads);
+    print_default_and_cold(&points, total_threads);
     Ok(())
+}
+
+/// The paper's setup beside ours: the default class (no runs of blocks) and the opt-in runs
+/// class, each warm (the median) and cold (the first round), in ns per allocation + free.
+fn print_default_and_cold(points: &[Point], threads: u32) {
+    outln!();
+    outln!(
+        "{:>5} | {:>16} | {:>16} | {:>16} | {:>16}",
+        "k",
+        "runs warm ns",
+        "runs cold ns",
+        "default warm ns",
+        "default cold ns"
+    );
+    let mut ks: Vec<u32> = points.iter().map(|p| p.k).collect();
+    ks.dedup();
+    for k in ks {
+        let n = threads as f64 * k as f64;
+        let get = |name: &str| points.iter().find(|p| p.k == k && p.allocator == name);
+        let both = |a: f64, f: Option<f64>| f.map_or("-".into(), |f| format!("{:.3}", (a + f) * 1e6 / n));
+        let warm = |p: Option<&Point>| p.map_or("-".into(), |p| both(p.alloc_ms, p.free_ms));
+        let cold = |p: Option<&Point>| p.map_or("-".into(), |p| both(p.cold_alloc_ms, p.cold_free_ms));
+        let (r, d) = (get("dynasoar"), get("dynasoar-default"));
+        outln!("{:>5} | {:>16} | {:>16} | {:>16} | {:>16}", k, warm(r), cold(r), warm(d), cold(d));
+    }
+    outln!(
+        "(ns per allocation + free; runs: `Obj64`, whose hand-written ClassSpec opts in to runs of blocks; default: a \
+         #[soa_class] class with the defaults, no runs, as the paper's allocator; warm: the median of --reps rounds; cold: the \
+         first round at each k)"
+    );
 }
 
 fn print_table(points: &[Point], threads: u32) {
