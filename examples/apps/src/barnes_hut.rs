@@ -373,15 +373,7 @@ impl Outcome {
     /// The checksum's scale: the sum of the absolute values of its terms (what
     /// [`FLOAT_ORDER_TOLERANCE`](crate::compare::FLOAT_ORDER_TOLERANCE) is relative to).
     pub fn checksum_scale(&self) -> f64 {
-        self.bodies
-            .iter()
-            .map(|b| {
-                (b.pos.x as f64).abs()
-                    + 2.0 * (b.pos.y as f64).abs()
-                    + 3.0 * (b.vel.x as f64).abs()
-                    + 4.0 * (b.vel.y as f64).abs()
-            })
-            .sum()
+        crate::compare::body_checksum_scale(self.bodies.iter().map(|b| (b.pos, b.vel)))
     }
 
     /// Total momentum (mass times velocity).
@@ -421,12 +413,10 @@ impl crate::compare::Compared for Outcome {
     }
 }
 
-/// Sum of `pos.x + 2 pos.y + 3 vel.x + 4 vel.y` over `bodies`.
+/// Sum of `pos.x + 2 pos.y + 3 vel.x + 4 vel.y` over `bodies` (see
+/// [`body_checksum`](crate::compare::body_checksum)).
 pub fn checksum(bodies: &[BodyState]) -> f64 {
-    bodies
-        .iter()
-        .map(|b| b.pos.x as f64 + 2.0 * b.pos.y as f64 + 3.0 * b.vel.x as f64 + 4.0 * b.vel.y as f64)
-        .sum()
+    crate::compare::body_checksum(bodies.iter().map(|b| (b.pos, b.vel)))
 }
 
 /// The exact forces on `bodies` (every pair, in f64; the reference for the tree's

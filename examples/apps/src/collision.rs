@@ -115,23 +115,12 @@ pub struct Outcome {
 impl Outcome {
     /// Sum of `pos.x + 2 pos.y + 3 vel.x + 4 vel.y` over the remaining bodies (as n-body's).
     pub fn checksum(&self) -> f64 {
-        self.bodies
-            .iter()
-            .map(|b| b.pos.x as f64 + 2.0 * b.pos.y as f64 + 3.0 * b.vel.x as f64 + 4.0 * b.vel.y as f64)
-            .sum()
+        crate::compare::body_checksum(self.bodies.iter().map(|b| (b.pos, b.vel)))
     }
 
     /// The size of [`Outcome::checksum`]: the sum of its terms' absolute values.
     pub fn checksum_scale(&self) -> f64 {
-        self.bodies
-            .iter()
-            .map(|b| {
-                (b.pos.x as f64).abs()
-                    + 2.0 * (b.pos.y as f64).abs()
-                    + 3.0 * (b.vel.x as f64).abs()
-                    + 4.0 * (b.vel.y as f64).abs()
-            })
-            .sum()
+        crate::compare::body_checksum_scale(self.bodies.iter().map(|b| (b.pos, b.vel)))
     }
 
     /// Total mass of the remaining bodies (summed in f64).

@@ -4,6 +4,8 @@
 
 use std::time::Duration;
 
+use dynasoar::math::Vec2;
+
 use crate::cli::{note_cpu_default_size, plural};
 use crate::outln;
 use crate::render::{Recorder, RenderArgs};
@@ -32,6 +34,25 @@ pub trait Compared {
 /// leaves two orders of magnitude above those; a wrong body moves the checksum by about 1, far
 /// more. (On the CPU backend the results are identical.)
 pub const FLOAT_ORDER_TOLERANCE: f64 = 1e-6;
+
+/// The n-body benchmarks' checksum of bodies given as `(pos, vel)` (n-body, collision,
+/// Barnes-Hut): the sum of `pos.x + 2 pos.y + 3 vel.x + 4 vel.y`, in f64 in the given order.
+pub fn body_checksum(bodies: impl Iterator<Item = (Vec2, Vec2)>) -> f64 {
+    bodies.map(|(p, v)| p.x as f64 + 2.0 * p.y as f64 + 3.0 * v.x as f64 + 4.0 * v.y as f64).sum()
+}
+
+/// The scale of [`body_checksum`]: the sum of its terms' absolute values (what
+/// [`FLOAT_ORDER_TOLERANCE`] is relative to).
+pub fn body_checksum_scale(bodies: impl Iterator<Item = (Vec2, Vec2)>) -> f64 {
+    bodies
+        .map(|(p, v)| {
+            (p.x as f64).abs()
+                + 2.0 * (p.y as f64).abs()
+                + 3.0 * (v.x as f64).abs()
+                + 4.0 * (v.y as f64).abs()
+        })
+        .sum()
+}
 
 /// `None` if `mine` and `reference` (checksums of size `scale`, see [`FLOAT_ORDER_TOLERANCE`])
 /// agree; else the difference, with both values.
