@@ -56,7 +56,7 @@ pub struct Device<A: AllocatorSpec> {
 }
 
 /// What a thread of a `parallel_do` over a class may free of that class: its own `this`
-/// only (paper section 2.1). Checked on the CPU backend ([`FreeRule::CHECKED`]); on the GPU it
+/// only (paper section 2.1). Checked on the CPU backend; on the GPU it
 /// is empty and the check folds away, so that no kernel that frees pays registers for it: a
 /// model's tests on the CPU backend find the mistake.
 #[derive(Clone, Copy)]
@@ -70,8 +70,6 @@ struct FreeRule {
 }
 
 impl FreeRule {
-    const CHECKED: bool = cfg!(not(target_arch = "nvptx64"));
-
     const NONE: FreeRule = FreeRule {
         #[cfg(not(target_arch = "nvptx64"))]
         iterated: 0,
@@ -141,14 +139,10 @@ impl<A: AllocatorSpec> Device<A> {
     #[doc(hidden)]
     #[inline(always)]
     pub fn visiting(self, _iterated: u64, _this: crate::handle::RawHandle) -> Self {
-        if !FreeRule::CHECKED {
-            return self;
-        }
         #[cfg(not(target_arch = "nvptx64"))]
-        let rule = FreeRule { iterated: _iterated, this: _this.0 };
+        return Device { rule: FreeRule { iterated: _iterated, this: _this.0 }, ..self };
         #[cfg(target_arch = "nvptx64")]
-        let rule = FreeRule::NONE;
-        Device { rule, ..self }
+        self
     }
 
     /// This context, recording the host's tag of this launch with the first error raised
