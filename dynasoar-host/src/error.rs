@@ -100,7 +100,10 @@ pub enum Error {
     /// own `this`, which the paper's rules forbid (the object may not have been visited yet).
     /// Checked on the CPU backend (GPU kernels do not check it); the object was not freed.
     #[error(
-        "kernel {kernels} freed an object of the class its parallel_do iterates other than the          method's own `this` (nothing was freed there): only `this` may be freed, since the other          object may not have been visited yet; mark the object and let it free itself in a later          parallel_do, or free it from a method of another class"
+        "kernel {kernels} freed an object of the class its parallel_do iterates other than the \
+         method's own `this` (nothing was freed there): only `this` may be freed, since the other \
+         object may not have been visited yet; mark the object and let it free itself in a later \
+         parallel_do, or free it from a method of another class"
     )]
     FreedIterated { kernels: KernelNames },
 

@@ -104,7 +104,8 @@ impl<A: AllocatorSpec> RuntimeBuilder<A> {
             (A::BLOCK_BYTES, wanted.saturating_mul(A::BLOCK_BYTES).saturating_mul(2).max(1 << 20));
         if plan_blocks(high).map_or(true, |n| n < wanted) {
             return Err(Error::HeapConfig(format!(
-                "heap_for: {blocks} blocks of {} bytes do not fit a heap this host can address; create                  fewer objects",
+                "heap_for: {blocks} blocks of {} bytes do not fit a heap this host can address; create \
+                 fewer objects",
                 A::BLOCK_BYTES
             )));
         }
