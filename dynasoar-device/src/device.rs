@@ -52,6 +52,9 @@ pub struct Device<A: AllocatorSpec> {
     effects: Effects,
     /// In a `parallel_do`'s method: the classes iterated and `this` (see [`FreeRule`]).
     rule: FreeRule,
+    /// The parts a `device_reduce` splits a class into: the method's `lanes` (1 but in a
+    /// method with `#[parallel(lanes = L)]`).
+    lanes: u32,
     _alloc: PhantomData<fn() -> A>,
 }
 
@@ -112,6 +115,7 @@ impl<A: AllocatorSpec> Device<A> {
             store: unsafe { A::Store::at(store.addr()) },
             effects: Effects::ANY,
             rule: FreeRule::NONE,
+            lanes: 1,
             _alloc: PhantomData,
         }
     }
@@ -130,6 +134,18 @@ impl<A: AllocatorSpec> Device<A> {
     #[inline(always)]
     pub fn limited_to(self, effects: Effects) -> Self {
         Device { effects, ..self }
+    }
+
+    /// This context, for a method with `#[parallel(lanes = L)]` (`lanes` = L, a constant of its
+    /// kernel): its [`device_reduce`](Self::device_reduce) splits classes into L parts, and it
+    /// may create and free nothing (each object runs on L GPU threads, which would each do it:
+    /// [`errors::UNDECLARED_CHANGE`](crate::errors::UNDECLARED_CHANGE) instead).
+    #[doc(hidden)]
+    #[inline(always)]
+    pub fn with_lanes(self, lanes: u32) -> Self {
+        let lanes = if crate::reduce::valid_lanes(lanes) { lanes } else { 1 };
+        let effects = if lanes > 1 { Effects::NONE } else { self.effects };
+        Device { lanes, effects, ..self }
     }
 
     /// This context, for a `parallel_do` method over the classes `iterated` running on the
@@ -219,6 +235,68 @@ impl<A: AllocatorSpec> Device<A> {
             classes &= classes - 1;
             // SAFETY: a live object of `class`, which is-a `T` (the store's contract).
             self.store.for_each_object(class, |raw| f(unsafe { Obj::from_raw(raw) }));
+        }
+    }
+
+    /// Fold every object of class `T` and its subclasses into a value: `fold(acc, object)`
+    /// from `init`, the `device_do` of a reduction.
+    ///
+    /// In a method with `#[parallel(lanes = L)]`, each object's method runs on L GPU threads
+    /// and this call splits the objects among them: each folds its part from `init`, and the L
+    /// results are combined with `combine`, every thread getting the total. With L = 16,
+    /// n-body's force loop runs on 16 times as many threads, so their loads and `sqrt`s overlap
+    /// where one thread per body would wait on each in turn.
+    ///
+    /// The result does not depend on the backend, the thread timing or L's threads: the parts
+    /// are fixed (in DynaSOAr's heap, the objects in slots `s` with `s % L == part`), each part
+    /// is folded in `device_do` order, and the parts are combined as a tree, lower part first
+    /// (`combine(combine(p0, p2), combine(p1, p3))` for L = 4), so float sums are identical on
+    /// the GPU and the CPU backend. Without `lanes` (L = 1) it is a fold in `device_do` order.
+    ///
+    /// `fold` should only compute: the L threads of an object run everything else in the
+    /// method alike, so its writes to `this` store the same values, but side effects in `fold`
+    /// happen in one thread per part. A method with lanes cannot create or free objects.
+    #[inline]
+    pub fn device_reduce<T, R>(
+        &self,
+        init: R,
+        fold: impl Fn(R, Obj<T>) -> R,
+        combine: impl Fn(R, R) -> R,
+    ) -> R
+    where
+        T: MemberOf<A>,
+        R: Copy,
+    {
+        let lanes = self.lanes;
+        #[cfg(target_arch = "nvptx64")]
+        {
+            let part = crate::arch::lane_id() & (lanes - 1);
+            let mut acc = init;
+            let mut classes = T::SUBTREE;
+            while classes != 0 {
+                let class = classes.trailing_zeros() as u8;
+                classes &= classes - 1;
+                self.store.for_each_object_part(class, lanes, part, |raw| {
+                    // SAFETY: a live object of `class`, which is-a `T` (the store's contract).
+                    acc = fold(acc, unsafe { Obj::from_raw(raw) })
+                });
+            }
+            if lanes > 1 { crate::reduce::combine_lanes(acc, lanes, &combine) } else { acc }
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        {
+            let mut accs = [init; crate::reduce::MAX_LANES as usize];
+            let mut classes = T::SUBTREE;
+            while classes != 0 {
+                let class = classes.trailing_zeros() as u8;
+                classes &= classes - 1;
+                self.store.for_each_object_parted(class, lanes, |part, raw| {
+                    let acc = &mut accs[part as usize];
+                    // SAFETY: a live object of `class`, which is-a `T` (the store's contract).
+                    *acc = fold(*acc, unsafe { Obj::from_raw(raw) });
+                });
+            }
+            crate::reduce::combine_parts(&mut accs[..lanes as usize], &combine)
         }
     }
 

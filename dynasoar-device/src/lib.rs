@@ -68,6 +68,8 @@ mod object;
 mod parallel;
 mod plain;
 pub mod rand;
+#[cfg(not(loom))]
+mod reduce;
 mod registry;
 #[cfg(not(loom))]
 mod store;
@@ -92,6 +94,8 @@ pub use parallel::{
     DoWithoutArgument, NewWithoutArgument, ParallelMethod, ParallelNew, do_all_block_threads, do_all_blocks,
 };
 pub use plain::Plain;
+#[cfg(not(loom))]
+pub use reduce::MAX_LANES;
 pub use registry::{AllocatorSpec, MemberOf, Registered};
 #[cfg(not(loom))]
 pub use store::{Either, Listing, ObjectStore};

@@ -21,20 +21,37 @@ pub struct ParallelMethod<T, Arg> {
     kernel: Kernel<DoParams<Arg>>,
     streaming: Option<Kernel<DoParams<Arg>>>,
     effects: Effects,
+    lanes: u32,
     _class: PhantomData<fn() -> T>,
 }
 
 impl<T, Arg: Plain> ParallelMethod<T, Arg> {
     #[doc(hidden)]
     pub const fn new(kernel: Kernel<DoParams<Arg>>, effects: Effects) -> Self {
-        ParallelMethod { kernel, streaming: None, effects, _class: PhantomData }
+        ParallelMethod { kernel, streaming: None, effects, lanes: 1, _class: PhantomData }
+    }
+
+    /// The same method run on `lanes` threads per object on the GPU (`#[parallel(lanes = L)]`,
+    /// see [`Device::device_reduce`](crate::Device::device_reduce)); such a method has no
+    /// streaming kernel.
+    #[doc(hidden)]
+    pub const fn with_lanes(mut self, lanes: u32) -> Self {
+        self.lanes = lanes;
+        self.streaming = None;
+        self
+    }
+
+    /// GPU threads per object of the method's do-all (1 unless it has `lanes`); the host's
+    /// grid has a multiple of this times the class's objects per block.
+    pub const fn lanes(&self) -> u32 {
+        self.lanes
     }
 
     /// The same method with a streaming kernel too ([`DoAll::Streaming`]); `#[soa_methods]`
     /// adds it when it found a field to prefetch.
     #[doc(hidden)]
     pub const fn with_streaming(mut self, kernel: Kernel<DoParams<Arg>>, prefetch: Prefetch) -> Self {
-        if prefetch.is_some() {
+        if prefetch.is_some() && self.lanes == 1 {
             self.streaming = Some(kernel);
         }
         self
@@ -186,12 +203,16 @@ unsafe fn store_of<T: Registered>(store: StorePtr) -> <T::Alloc as AllocatorSpec
 /// Body of the do-all kernel of a method of class `T`: call `method` on every object of the
 /// launched concrete class (which is-a `T`), with loop `lp` (a constant of each kernel). `tag`
 /// is the kernel's [`kernel_tag`](crate::kernel_tag), a constant, as in the other bodies.
+/// `lanes` (a constant: 1, or the method's `#[parallel(lanes = L)]`) is how many consecutive
+/// GPU threads run each object, which its `device_reduce` splits among them (the CPU backend
+/// runs each object once and folds the parts in that thread).
 #[inline(always)]
 pub fn run_parallel_do<T, Arg>(
     p: DoParams<Arg>,
     tag: u32,
     effects: Effects,
     lp: DoAll,
+    lanes: u32,
     method: impl Fn(Obj<T>, &Device<T::Alloc>, Arg),
 ) where
     T: Registered,
@@ -199,7 +220,10 @@ pub fn run_parallel_do<T, Arg>(
 {
     // SAFETY: the host launches do-all kernels on its store of `T::Alloc`, after listing
     // `p.class`, a concrete class in `T`'s subtree.
-    let dev = unsafe { Device::<T::Alloc>::from_store(p.store) }.limited_to(effects).for_launch(tag);
+    let dev = unsafe { Device::<T::Alloc>::from_store(p.store) }
+        .limited_to(effects)
+        .with_lanes(lanes)
+        .for_launch(tag);
     // A class without subclasses is the launched class: its objects per block are a constant
     // of the kernel, and the streaming loop's divisions and warp geometry fold away (the bump
     // of the field-access benchmark: 39 -> 32 registers). The plain loop keeps the launch's
@@ -213,10 +237,14 @@ pub fn run_parallel_do<T, Arg>(
     // The launch iterates `T`'s subtree (the host launches each of its concrete classes): a
     // method may free only its own object of it (checked on the CPU backend, see
     // `Device::visiting`).
-    dev.object_store().for_each_listed(Listing { class, objects, parity: p.parity, lp }, |raw| {
-        // SAFETY: a live object of a class that is-a `T` (see above).
-        method(unsafe { Obj::from_raw(raw) }, &dev.visiting(T::SUBTREE, raw), p.arg)
-    });
+    let threads = crate::reduce::threads_per_object(lanes);
+    dev.object_store().for_each_listed(
+        Listing { class, objects, parity: p.parity, lp, lanes: threads },
+        |raw| {
+            // SAFETY: a live object of a class that is-a `T` (see above).
+            method(unsafe { Obj::from_raw(raw) }, &dev.visiting(T::SUBTREE, raw), p.arg)
+        },
+    );
 }
 
 /// Body of a `parallel_new` kernel: object `i` of `first..first + count` is `make(dev, i, arg)`.
@@ -247,8 +275,13 @@ pub fn run_gather<T: Registered>(p: GatherParams, tag: u32) {
     let out = p.out.cast::<T>();
     // SAFETY: the host launches gathers on its store of `T::Alloc`, after listing `p.class`.
     let store = unsafe { store_of::<T>(p.store) }.for_launch(tag);
-    let listing =
-        Listing { class: p.class as u8, objects: p.objects_per_block, parity: p.parity, lp: DoAll::Plain };
+    let listing = Listing {
+        class: p.class as u8,
+        objects: p.objects_per_block,
+        parity: p.parity,
+        lp: DoAll::Plain,
+        lanes: 1,
+    };
     store.for_each_listed(listing, |raw| {
         let at = WarpGroup::current().fetch_add_one_u32(written) as u64;
         if at < p.capacity {

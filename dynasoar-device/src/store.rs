@@ -25,6 +25,10 @@ pub struct Listing {
     pub parity: u32,
     /// Which loop the kernel runs (the SOA heap's; other stores have one).
     pub lp: DoAll,
+    /// Consecutive threads that share each object (a method's `lanes` on the GPU, see
+    /// [`Device::device_reduce`](crate::Device::device_reduce)): 1, or a power of two up to a
+    /// warp. They get the same objects.
+    pub lanes: u32,
 }
 
 /// A store of objects, as device code sees it.
@@ -72,6 +76,35 @@ pub unsafe trait ObjectStore: Copy + 'static {
     /// Call `f` on this thread's share of the objects of `listing.class` listed before this
     /// launch (do-all and gather kernels): objects created during the launch are not visited.
     fn for_each_listed(&self, listing: Listing, f: impl FnMut(RawHandle));
+
+    /// Call `f` on the objects of concrete class `class` in part `part` of `parts` (a power of
+    /// two up to 32), in the order [`for_each_object`](Self::for_each_object) visits them: one
+    /// lane's share of a `device_reduce`. The parts split the objects, each object in one part,
+    /// and [`for_each_object_parted`](Self::for_each_object_parted) must agree. By default the
+    /// `i`-th object visited is in part `i % parts`.
+    #[inline(always)]
+    fn for_each_object_part(&self, class: u8, parts: u32, part: u32, mut f: impl FnMut(RawHandle)) {
+        let mut i = 0u32;
+        self.for_each_object(class, |raw| {
+            if i & (parts - 1) == part {
+                f(raw);
+            }
+            i = i.wrapping_add(1);
+        });
+    }
+
+    /// Call `f(part, object)` on every object of concrete class `class`, in the order of
+    /// [`for_each_object`](Self::for_each_object), with its part of `parts` as
+    /// [`for_each_object_part`](Self::for_each_object_part) assigns it (the CPU backend's
+    /// `device_reduce`, which folds every part in one thread).
+    #[inline(always)]
+    fn for_each_object_parted(&self, class: u8, parts: u32, mut f: impl FnMut(u32, RawHandle)) {
+        let mut i = 0u32;
+        self.for_each_object(class, |raw| {
+            f(i & (parts - 1), raw);
+            i = i.wrapping_add(1);
+        });
+    }
 }
 
 // SAFETY: the allocator hands out each slot once until it is freed; the loops visit allocated
@@ -118,9 +151,21 @@ unsafe impl ObjectStore for Heap<'static> {
     }
 
     #[inline(always)]
+    fn for_each_object_part(&self, class: u8, parts: u32, part: u32, f: impl FnMut(RawHandle)) {
+        listed::for_each_allocated_in(self, class, crate::reduce::part_mask(parts, part), f);
+    }
+
+    /// The heap's parts are slots: the objects in slots `s` with `s % parts == part`, so that
+    /// the lanes of a group read consecutive slots of a block at once (coalesced).
+    #[inline(always)]
+    fn for_each_object_parted(&self, class: u8, parts: u32, mut f: impl FnMut(u32, RawHandle)) {
+        listed::for_each_allocated(self, class, |raw| f(raw.slot() & (parts - 1), raw));
+    }
+
+    #[inline(always)]
     fn for_each_listed(&self, l: Listing, f: impl FnMut(RawHandle)) {
         match l.lp {
-            DoAll::Plain => listed::for_each_listed(self, l.class, l.objects, l.parity, f),
+            DoAll::Plain => listed::for_each_listed(self, l.class, l.objects, l.parity, l.lanes, f),
             DoAll::Streaming(prefetch) => {
                 listed::for_each_listed_streaming(self, l.class, l.objects, l.parity, prefetch, f)
             }
@@ -192,5 +237,15 @@ unsafe impl<A: ObjectStore, B: ObjectStore> ObjectStore for Either<A, B> {
     #[inline(always)]
     fn for_each_listed(&self, listing: Listing, f: impl FnMut(RawHandle)) {
         either!(self, s => s.for_each_listed(listing, f))
+    }
+
+    #[inline(always)]
+    fn for_each_object_part(&self, class: u8, parts: u32, part: u32, f: impl FnMut(RawHandle)) {
+        either!(self, s => s.for_each_object_part(class, parts, part, f))
+    }
+
+    #[inline(always)]
+    fn for_each_object_parted(&self, class: u8, parts: u32, f: impl FnMut(u32, RawHandle)) {
+        either!(self, s => s.for_each_object_parted(class, parts, f))
     }
 }

@@ -92,7 +92,8 @@ pub enum Error {
     #[error(
         "kernel {kernels} created or freed an object of a class that its method's \
          #[parallel(creates(..), frees(..))] leaves out (nothing was created or freed there); add \
-         the class to the declaration, or remove the declaration to allow every class"
+         the class to the declaration, or remove the declaration to allow every class (a method \
+         with #[parallel(lanes = ..)] may create and free nothing: do that in another method)"
     )]
     UndeclaredChange { kernels: KernelNames },
 

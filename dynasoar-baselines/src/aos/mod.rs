@@ -304,14 +304,16 @@ impl AosStore {
     }
 
     /// The do-all's share of this thread: every `stride`-th object of the ones the last
-    /// compaction listed for `class`, from `first`.
+    /// compaction listed for `class`, from `first`. Runs of `lanes` consecutive threads (a
+    /// power of two up to a warp; 1 but for methods with lanes) share each object.
     #[inline]
-    pub fn for_each_listed(&self, class: u8, mut f: impl FnMut(RawHandle)) {
+    pub fn for_each_listed(&self, class: u8, lanes: u32, mut f: impl FnMut(RawHandle)) {
         let table = self.class(class);
         let list = table.current().load();
         let n = table.launch_count().load() as u64;
-        let stride = arch::global_thread_count() as u64;
-        let mut i = arch::global_thread_id() as u64;
+        let lanes = lanes.clamp(1, dynasoar_device::MAX_LANES) as u64;
+        let stride = arch::global_thread_count() as u64 / lanes;
+        let mut i = arch::global_thread_id() as u64 / lanes;
         while i < n {
             // SAFETY: entries below the launch count were written by earlier launches and do
             // not change during this one (appends go further on).
@@ -429,6 +431,6 @@ unsafe impl ObjectStore for AosStore {
 
     #[inline(always)]
     fn for_each_listed(&self, listing: Listing, f: impl FnMut(RawHandle)) {
-        AosStore::for_each_listed(self, listing.class, f);
+        AosStore::for_each_listed(self, listing.class, listing.lanes, f);
     }
 }

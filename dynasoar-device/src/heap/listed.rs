@@ -43,25 +43,32 @@ fn block_address(blocks_at: u64, block_bytes: u32, index: u32) -> u64 {
 /// at every step, `x += 1.0` took 28 SASS instructions per object, and its kernel issued an
 /// instruction every other cycle while it waited on memory; with the slot fixed, 18. On an
 /// H200 that took traffic from 2.33 to 2.17 s (the field-access benchmark did not move).
+///
+/// With `lanes` > 1 (a method's `lanes`, a power of two up to a warp), each run of `lanes`
+/// consecutive threads shares one slot: the loop runs as if the grid had a thread per run.
 #[inline(always)]
 pub(crate) fn for_each_listed(
     heap: &Heap<'_>,
     class: u8,
     objects: u32,
     parity: u32,
+    lanes: u32,
     mut f: impl FnMut(RawHandle),
 ) {
     let blocks = heap.enum_counters(class)[(parity & 1) as usize].load();
     // The host always passes 1..=64. The bounds let the compiler fold the handle's encoding and
     // decoding of N, and the lower one keeps a division-by-zero panic path out of every kernel.
     let n = objects.clamp(1, 64);
-    let first = arch::global_thread_id() as u32;
-    let stride = arch::global_thread_count() as u32;
+    // A constant of each kernel (1 but for methods with lanes): the divisions fold to shifts.
+    let lanes = lanes.clamp(1, crate::reduce::MAX_LANES);
+    let first = arch::global_thread_id() as u32 / lanes;
+    let threads = arch::global_thread_count() as u32;
+    let stride = threads / lanes;
     let mut position = first / n;
     if position >= blocks {
         return;
     }
-    if !stride.is_multiple_of(n) {
+    if !stride.is_multiple_of(n) || !threads.is_multiple_of(lanes) {
         heap.raise(errors::BAD_GRID);
         return;
     }
@@ -237,9 +244,16 @@ pub(crate) fn for_each_listed_streaming(
 /// the class's allocated bitmap lists, every slot set in its allocation bitmap (slots reserved
 /// for runs of blocks and not handed out are not objects).
 #[inline(always)]
-pub(crate) fn for_each_allocated(heap: &Heap<'_>, class: u8, mut f: impl FnMut(RawHandle)) {
+pub(crate) fn for_each_allocated(heap: &Heap<'_>, class: u8, f: impl FnMut(RawHandle)) {
+    for_each_allocated_in(heap, class, u64::MAX, f);
+}
+
+/// [`for_each_allocated`] restricted to the slots set in `slots` (a `device_reduce` lane's
+/// part, see `crate::reduce::part_mask`).
+#[inline(always)]
+pub(crate) fn for_each_allocated_in(heap: &Heap<'_>, class: u8, slots: u64, mut f: impl FnMut(RawHandle)) {
     let objects = heap.class_objects(class);
-    let valid = !preset_mask(objects);
+    let valid = !preset_mask(objects) & slots;
     heap.allocated(class).for_each_set(|index| {
         let mut slots = heap.block(index).objects() & valid;
         let addr = heap.block_addr(index);

@@ -185,6 +185,8 @@ impl<A: AllocatorSpec> Runtime<A> {
             };
             let grid = if pick.streaming {
                 self.streaming_grid(launch, class)?
+            } else if method.lanes() > 1 && self.exec.kind() == BackendKind::Cuda {
+                self.lanes_grid(launch, class, method.lanes())?
             } else {
                 self.do_all_grid(launch, class)?
             };
@@ -216,6 +218,20 @@ impl<A: AllocatorSpec> Runtime<A> {
     /// loop (see `for_each_listed` in the device crate). The AOS store's loop takes any grid.
     fn do_all_grid<P: Plain>(&self, kernel: &dynasoar_device::Kernel<P>, class: &ClassInfo) -> Result<Grid> {
         self.exec.wave_grid(kernel, self.store.block_threads(class, THREADS))
+    }
+
+    /// About whole waves of `kernel`, a do-all of a method with `lanes` threads per object over
+    /// `class` on the GPU: blocks of whole warps, as many as make the thread count a multiple of
+    /// `lanes` times the class's objects per block, so that each run of `lanes` threads keeps
+    /// one slot for the whole loop (see `for_each_listed` in the device crate).
+    fn lanes_grid<P: Plain>(
+        &self,
+        kernel: &dynasoar_device::Kernel<P>,
+        class: &ClassInfo,
+        lanes: u32,
+    ) -> Result<Grid> {
+        let grid = self.exec.wave_grid(kernel, THREADS)?;
+        Ok(Grid::new(do_all_blocks(class.objects_per_block * lanes, THREADS, grid.blocks), THREADS))
     }
 
     /// About whole waves of `kernel`, a do-all with the streaming loop over `class`: blocks of

@@ -20,6 +20,8 @@ pub enum Kind {
         /// Names called as `this.name()` in the body, first call first: candidates for the
         /// field the do-all loop prefetches (the class keeps those that are fields).
         reads: Vec<String>,
+        /// `#[parallel(lanes = L)]`: GPU threads per object (1 without).
+        lanes: u32,
     },
     /// `#[parallel_new]`: `dev: &Device<A>`, `index: u64`, optional argument; returns `Self`.
     New,
@@ -98,8 +100,8 @@ impl Methods {
                     ));
                 }
                 (Some(attr), None) => {
-                    let declared = parse_effects(&attr)?;
-                    launchable.push(parse_parallel(func, declared, &class)?)
+                    let options = parse_options(&attr)?;
+                    launchable.push(parse_parallel(func, options, &class)?)
                 }
                 (None, Some(_)) => launchable.push(parse_new(func, &class)?),
             }
@@ -117,15 +119,43 @@ fn take_attr(func: &mut ImplItemFn, name: &str) -> Option<syn::Attribute> {
 }
 
 const EFFECTS_SYNTAX: &str = "#[parallel] takes the classes whose objects the method may create or \
-     free: `#[parallel(creates(A, B), frees(C))]`";
+     free, `#[parallel(creates(A, B), frees(C))]`, or the threads that run each object, \
+     `#[parallel(lanes = 16)]`";
 
-/// `Some((creates, frees))` for `#[parallel(creates(..), frees(..))]`, `None` for `#[parallel]`.
-fn parse_effects(attr: &syn::Attribute) -> syn::Result<Option<(Vec<Type>, Vec<Type>)>> {
+/// What `#[parallel(..)]` says.
+pub struct Options {
+    /// `Some((creates, frees))` for `#[parallel(creates(..), frees(..))]`.
+    pub declared: Option<(Vec<Type>, Vec<Type>)>,
+    /// `lanes = L`, with the span of `L`.
+    pub lanes: Option<(u32, proc_macro2::Span)>,
+}
+
+/// The options of `#[parallel(creates(..), frees(..))]` or `#[parallel(lanes = L)]`; none for
+/// `#[parallel]`.
+fn parse_options(attr: &syn::Attribute) -> syn::Result<Options> {
     if matches!(attr.meta, syn::Meta::Path(_)) {
-        return Ok(None);
+        return Ok(Options { declared: None, lanes: None });
     }
-    let (mut creates, mut frees) = (None, None);
+    let (mut creates, mut frees, mut lanes) = (None, None, None);
     attr.parse_nested_meta(|meta| {
+        if meta.path.is_ident("lanes") {
+            if lanes.is_some() {
+                return Err(meta.error("`lanes` given twice; give it once"));
+            }
+            let value: syn::LitInt = meta.value()?.parse()?;
+            let n: u32 = value.base10_parse()?;
+            if !n.is_power_of_two() || n > 32 {
+                return Err(syn::Error::new(
+                    value.span(),
+                    format!(
+                        "`lanes` is how many threads of a warp run each object: a power of two \
+                         from 1 to 32, not {n} (16 suits a force loop over thousands of objects)"
+                    ),
+                ));
+            }
+            lanes = Some((n, value.span()));
+            return Ok(());
+        }
         let list = if meta.path.is_ident("creates") {
             &mut creates
         } else if meta.path.is_ident("frees") {
@@ -150,7 +180,18 @@ fn parse_effects(attr: &syn::Attribute) -> syn::Result<Option<(Vec<Type>, Vec<Ty
             syn::Error::new(e.span(), format!("{e}; {EFFECTS_SYNTAX}"))
         }
     })?;
-    Ok(Some((creates.unwrap_or_default(), frees.unwrap_or_default())))
+    let declared = (creates.is_some() || frees.is_some())
+        .then(|| (creates.unwrap_or_default(), frees.unwrap_or_default()));
+    if let (Some((n, span)), Some(_)) = (lanes, &declared)
+        && n > 1
+    {
+        return Err(syn::Error::new(
+            span,
+            "a method with `lanes` runs each object on that many threads, which would each create \
+             or free: it cannot create or free objects; do that in another #[parallel] method",
+        ));
+    }
+    Ok(Options { declared, lanes })
 }
 
 /// Whether `tokens` contain the identifier `name` anywhere (also inside macro calls).
@@ -252,11 +293,9 @@ fn device_allocator(ty: &Type) -> Option<syn::Ident> {
     }
 }
 
-fn parse_parallel(
-    func: ImplItemFn,
-    declared: Option<(Vec<Type>, Vec<Type>)>,
-    class: &syn::Ident,
-) -> syn::Result<Launchable> {
+fn parse_parallel(func: ImplItemFn, options: Options, class: &syn::Ident) -> syn::Result<Launchable> {
+    let Options { declared, lanes } = options;
+    let lanes = lanes.map_or(1, |(n, _)| n);
     check_plain_fn(&func, PARALLEL_SIGNATURE)?;
     let sig = &func.sig;
     if !matches!(sig.output, ReturnType::Default) {
@@ -298,6 +337,8 @@ fn parse_parallel(
     // changes no class's objects.
     let dev_named = param_name(inputs[1]).is_some_and(|dev| mentions(func.block.to_token_stream(), dev));
     let effects = match (dev_named, declared) {
+        // A method with lanes creates and frees nothing (its `Device` refuses to).
+        _ if lanes > 1 => Effects::None,
         (false, _) => Effects::None,
         (true, Some((creates, frees))) => Effects::Declared { creates, frees },
         (true, None) => Effects::Any,
@@ -306,7 +347,7 @@ fn parse_parallel(
     if let Some(this) = param_name(inputs[0]) {
         calls_without_arguments(func.block.to_token_stream(), this, &mut reads);
     }
-    Ok(Launchable { kind: Kind::Parallel { read_only, effects, reads }, func, arg, allocator })
+    Ok(Launchable { kind: Kind::Parallel { read_only, effects, reads, lanes }, func, arg, allocator })
 }
 
 fn parse_new(func: ImplItemFn, class: &syn::Ident) -> syn::Result<Launchable> {

@@ -65,11 +65,15 @@ fn launchable(
         Kind::New => None,
     };
 
+    let lanes = match &l.kind {
+        Kind::Parallel { lanes, .. } => *lanes,
+        Kind::New => 1,
+    };
     // The body of a do-all kernel of the method, with loop `DoAll::#lp`.
     let do_all_body = |read_only: bool, lp: TokenStream, export: &str| {
         let this = if read_only { quote!(this.as_ref()) } else { quote!(this) };
         quote! {
-            #p::parallel::run_parallel_do::<#self_ty, #arg_ty>(params, const { #p::kernel_tag(#export) }, #effects, #p::parallel::DoAll::#lp, |this, dev, arg| {
+            #p::parallel::run_parallel_do::<#self_ty, #arg_ty>(params, const { #p::kernel_tag(#export) }, #effects, #p::parallel::DoAll::#lp, #lanes, |this, dev, arg| {
                 let _ = &arg;
                 <#self_ty>::#hidden(#this, dev #pass_arg)
             })
@@ -100,9 +104,9 @@ fn launchable(
     let mut free = entry(&host_fn, &entry_fn, &export, &params_ty, &run);
     // A `#[parallel]` method that calls `this.name()` gets a second kernel with the streaming
     // loop, which prefetches the first of those names that is a field (if none is, the token
-    // leaves the kernel out).
+    // leaves the kernel out). A method with lanes runs the plain loop only.
     let streaming = match &l.kind {
-        Kind::Parallel { read_only, reads, .. } if !reads.is_empty() => {
+        Kind::Parallel { read_only, reads, lanes: 1, .. } if !reads.is_empty() => {
             let prefetch =
                 quote!(#p::parallel::Prefetch::first(&[#(<#self_ty>::__dynasoar_field(#reads)),*]));
             let host_fn = format_ident!("__dynasoar_stream_kernel_{}_{}_{}", l.allocator, class, name);
@@ -112,6 +116,7 @@ fn launchable(
             free.extend(entry(&host_fn, &entry_fn, &export, &params_ty, &run));
             Some(quote!(.with_streaming(#p::Kernel::new(#export, #host_fn), #prefetch)))
         }
+        Kind::Parallel { lanes, .. } if *lanes > 1 => Some(quote!(.with_lanes(#lanes))),
         _ => None,
     };
     let token = quote! {

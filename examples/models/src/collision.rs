@@ -209,12 +209,16 @@ impl Particle {
         }
     }
 
-    /// Step 1: sum the forces of all other bodies on this one.
-    #[parallel]
+    /// Step 1: sum the forces of all other bodies on this one, on 16 threads per body (each
+    /// sums a sixteenth of the bodies; the sums are added in a fixed order).
+    #[parallel(lanes = 16)]
     pub fn compute_force(this: Obj<Self>, dev: &Device<CollisionHeap>, p: Physics) {
         let (me, my_mass) = (this.pos(), this.mass());
-        let mut force = Vec2::ZERO;
-        dev.device_do::<Particle>(|other| force += force_on(me, my_mass, other.pos(), other.mass(), &p));
+        let force = dev.device_reduce::<Particle, Vec2>(
+            Vec2::ZERO,
+            |force, other| force + force_on(me, my_mass, other.pos(), other.mass(), &p),
+            |a, b| a + b,
+        );
         this.set_force(force);
     }
 
@@ -234,19 +238,28 @@ impl Particle {
         this.set_merged(false);
     }
 
-    /// Step 4: find the nearest heavier body within the threshold and bid for it.
-    #[parallel]
+    /// Step 4: find the nearest heavier body within the threshold and bid for it, on 16
+    /// threads per body (each searches a sixteenth of the bodies; the nearest of their finds,
+    /// by distance and then id, is the nearest of all).
+    #[parallel(lanes = 16)]
     pub fn prepare_merge(this: Obj<Self>, dev: &Device<CollisionHeap>, p: Physics) {
         let (me, my_mass, my_id) = (this.pos(), this.mass(), this.id());
-        let mut nearest = Nearest::new(p.merge_threshold);
-        let mut target: Handle<Particle> = Handle::NULL;
-        dev.device_do::<Particle>(|other| {
-            if heavier(other.mass(), || other.id(), my_mass, my_id)
-                && nearest.offer((other.pos() - me).length_squared(), || other.id())
-            {
-                target = other.handle();
-            }
-        });
+        let (_, target) = dev.device_reduce::<Particle, (Nearest, Handle<Particle>)>(
+            (Nearest::new(p.merge_threshold), Handle::NULL),
+            |(mut nearest, target), other| {
+                if heavier(other.mass(), || other.id(), my_mass, my_id)
+                    && nearest.offer((other.pos() - me).length_squared(), || other.id())
+                {
+                    (nearest, other.handle())
+                } else {
+                    (nearest, target)
+                }
+            },
+            |a, b| {
+                let mut best = a.0;
+                if b.0.found() && best.offer(b.0.dist2, || b.0.id) { b } else { a }
+            },
+        );
         if let Some(t) = target.get() {
             this.set_merge_target(target);
             t.incoming_atomic().fetch_min(my_id);

@@ -81,16 +81,22 @@ impl Body {
         Body { id: index as u32, pos, vel, force: Vec2::ZERO, mass }
     }
 
-    /// Sum the forces of all other bodies on this one.
-    #[parallel]
+    /// Sum the forces of all other bodies on this one, on 16 threads per body: each sums the
+    /// forces of a sixteenth of the bodies, and the sums are added in a fixed order.
+    #[parallel(lanes = 16)]
     pub fn compute_force(this: Obj<Self>, dev: &Device<NbodyHeap>, p: Physics) {
         let (me, my_mass) = (this.pos(), this.mass());
-        let mut force = Vec2::ZERO;
-        dev.device_do::<Body>(|other| {
-            if other != this {
-                force += force_on(me, my_mass, other.pos(), other.mass(), &p);
-            }
-        });
+        let force = dev.device_reduce::<Body, Vec2>(
+            Vec2::ZERO,
+            |force, other| {
+                if other != this {
+                    force + force_on(me, my_mass, other.pos(), other.mass(), &p)
+                } else {
+                    force
+                }
+            },
+            |a, b| a + b,
+        );
         this.set_force(force);
     }
 

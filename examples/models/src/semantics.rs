@@ -85,6 +85,29 @@ impl Animal {
         this.set_cats_seen(n);
     }
 
+    /// `cats_seen`: a chain over the cats' ids on 8 threads per animal (`device_reduce`), its
+    /// parts combined by a function that is neither commutative nor associative, so the order
+    /// of every fold and combination shows in the result.
+    #[parallel(lanes = 8)]
+    pub fn chain_cats(this: Obj<Self>, dev: &Device<Zoo>) {
+        let chain = dev.device_reduce::<Cat, u32>(1, |acc, cat| chain_step(acc, cat.id()), chain_combine);
+        this.set_cats_seen(chain);
+    }
+
+    /// [`chain_cats`](Self::chain_cats) on one thread per animal.
+    #[parallel]
+    pub fn chain_cats_one_lane(this: Obj<Self>, dev: &Device<Zoo>) {
+        let chain = dev.device_reduce::<Cat, u32>(1, |acc, cat| chain_step(acc, cat.id()), chain_combine);
+        this.set_cats_seen(chain);
+    }
+
+    /// A method with lanes that tries to create a cat: refused (every lane would).
+    #[parallel(lanes = 4)]
+    pub fn kitten_on_lanes(this: Obj<Self>, dev: &Device<Zoo>) {
+        let base = Animal { id: this.id() + 300_000, ticks: 0, cats_seen: 0 };
+        let _ = dev.make_new(Cat { base, lives: 1 });
+    }
+
     /// Record this animal's handle at index `id % len` of `table` and count it in slot 0 of
     /// `counts` (a shared table and counter: atomic, bounds-checked, no `unsafe`).
     #[parallel]
@@ -220,4 +243,14 @@ impl Dog {
         }
         this.set_bones_at(2, this.bones_at(2) + this.bones_at(0));
     }
+}
+
+/// The fold of [`Animal::chain_cats`].
+pub fn chain_step(acc: u32, id: u32) -> u32 {
+    acc.wrapping_mul(31).wrapping_add(id)
+}
+
+/// The combination of [`Animal::chain_cats`]: neither commutative nor associative.
+pub fn chain_combine(a: u32, b: u32) -> u32 {
+    a.wrapping_mul(1_000_003) ^ b.wrapping_add(0x5bd1)
 }

@@ -1,0 +1,148 @@
+//! `device_reduce`: one object's loop over a class, spread over the lanes that a method with
+//! `#[parallel(lanes = L)]` runs on, and combined in a fixed order.
+//!
+//! A `device_do` runs in the one thread of its object. Where a class has few objects and each
+//! visits all others (n-body: 20k bodies, 20k interactions each), few threads run and each
+//! waits on its loop's latency. A method with `lanes = L` runs every object on L consecutive
+//! lanes of a warp (the same `this` and arguments); [`Device::device_reduce`](crate::Device::device_reduce)
+//! gives each lane one *part* of the iterated objects, folds it into its own accumulator, and
+//! combines the L accumulators with shuffles.
+//!
+//! The result is the same on the GPU and on the CPU backend, bit for bit, whatever the float
+//! operations: the parts are fixed by the store (in the heap, the objects in slots `s` with
+//! `s % L == part`), each part is folded in the order a `device_do` visits its objects, and the
+//! L partial results are combined as a tree, lower part first: with `L = 4`,
+//! `combine(combine(p0, p2), combine(p1, p3))`. The CPU backend, whose warps have one lane,
+//! folds all L parts in one thread and combines them with the same tree.
+
+#[cfg(target_arch = "nvptx64")]
+use core::mem::{MaybeUninit, size_of};
+
+/// Most lanes a method can run each object on: a warp.
+pub const MAX_LANES: u32 = 32;
+
+/// Whether `lanes` is a lane count a method can have: a power of two from 1 to [`MAX_LANES`].
+pub const fn valid_lanes(lanes: u32) -> bool {
+    lanes.is_power_of_two() && lanes <= MAX_LANES
+}
+
+/// The bits of a 64-bit slot mask whose slot `s` has `s % parts == part` (`parts` a valid lane
+/// count, `part < parts`).
+#[inline(always)]
+pub const fn part_mask(parts: u32, part: u32) -> u64 {
+    // Bits 0, parts, 2 * parts, ...: all ones divided by a run of `parts` ones (parts < 64).
+    let every = u64::MAX / ((1u64 << parts) - 1);
+    every << part
+}
+
+/// Combine `L = accs.len()` partial results as the lanes' shuffles do (the CPU backend's form):
+/// at each step `d = L/2, L/4, .., 1`, part `i < d` becomes `combine(part i, part i + d)`.
+#[inline(always)]
+pub fn combine_parts<R: Copy>(accs: &mut [R], combine: &impl Fn(R, R) -> R) -> R {
+    let mut d = accs.len() / 2;
+    while d > 0 {
+        for i in 0..d {
+            accs[i] = combine(accs[i], accs[i + d]);
+        }
+        d /= 2;
+    }
+    accs[0]
+}
+
+/// Combine the partial results of a lane group of `parts` lanes (`parts` > 1, a valid lane
+/// count; the group is the aligned run of `parts` lanes holding this lane, and every lane of it
+/// calls this together): every lane gets the value [`combine_parts`] computes from the parts in
+/// lane order. At step `d`, lanes `i` and `i ^ d` swap values, and each combines the lower
+/// lane's value with the upper's, so both hold the same.
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+pub fn combine_lanes<R: Copy>(acc: R, parts: u32, combine: &impl Fn(R, R) -> R) -> R {
+    let lane = crate::arch::lane_id();
+    let part = lane & (parts - 1);
+    let group = (u32::MAX >> (32 - parts)) << (lane & !(parts - 1));
+    let mut acc = acc;
+    let mut d = parts / 2;
+    while d > 0 {
+        let other = shfl_value(group, acc, lane ^ d);
+        acc = if part & d == 0 { combine(acc, other) } else { combine(other, acc) };
+        d /= 2;
+    }
+    acc
+}
+
+/// `value` of lane `src`, for any `Copy` type: its bytes, shuffled a 32-bit word at a time.
+/// Every lane of `mask` must execute this call and `src` must be in it.
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+fn shfl_value<R: Copy>(mask: u32, value: R, src: u32) -> R {
+    /// Room for `R` and a partial last word.
+    #[repr(C)]
+    struct Padded<R> {
+        value: MaybeUninit<R>,
+        _tail: [u8; 3],
+    }
+    let words = size_of::<R>().div_ceil(4);
+    let from = Padded { value: MaybeUninit::new(value), _tail: [0; 3] };
+    let mut to = Padded::<R> { value: MaybeUninit::uninit(), _tail: [0; 3] };
+    let (src_words, dst_words) =
+        (&from as *const Padded<R> as *const u32, &mut to as *mut Padded<R> as *mut u32);
+    let mut i = 0;
+    while i < words {
+        // SAFETY: `Padded<R>` has at least `size_of::<R>() + 3` bytes, so word `i` of either
+        // lies inside it; unaligned accesses, as `R` may be aligned to less than 4. The bytes of
+        // `R` that `value` leaves uninitialised (padding) are copied, never read as `R`'s.
+        unsafe {
+            let word = src_words.add(i).read_unaligned();
+            dst_words.add(i).write_unaligned(crate::arch::shfl_u32(mask, word, src));
+        }
+        i += 1;
+    }
+    // SAFETY: the first `size_of::<R>()` bytes of `to` are lane `src`'s `value`, a valid `R`
+    // (every lane of the group holds an `R`, and `R: Copy` has no drop).
+    unsafe { to.value.assume_init() }
+}
+
+/// Lanes a method's do-all kernel runs each object on in this build: its `lanes` on the GPU,
+/// 1 on the CPU backend, whose warps have one lane (it folds every part in the one thread).
+#[inline(always)]
+pub const fn threads_per_object(lanes: u32) -> u32 {
+    if crate::arch::WARP_SIZE == 1 { 1 } else { lanes }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn part_masks_tile_the_slots() {
+        for parts in [1u32, 2, 4, 8, 16, 32] {
+            let mut all = 0u64;
+            for part in 0..parts {
+                let m = part_mask(parts, part);
+                assert_eq!(all & m, 0, "parts {parts} overlap at part {part}");
+                all |= m;
+                for s in 0..64 {
+                    assert_eq!(m >> s & 1 == 1, s % parts == part, "parts {parts} part {part} slot {s}");
+                }
+            }
+            assert_eq!(all, u64::MAX);
+        }
+    }
+
+    #[test]
+    fn parts_combine_as_a_tree_lower_first() {
+        // A non-commutative, non-associative combination shows the exact tree.
+        let combine = |a: u64, b: u64| a * 31 + b + 1;
+        let mut accs = [10u64, 11, 12, 13];
+        let expect = combine(combine(10, 12), combine(11, 13));
+        assert_eq!(combine_parts(&mut accs, &combine), expect);
+        let mut one = [7u64];
+        assert_eq!(combine_parts(&mut one, &combine), 7);
+    }
+
+    #[test]
+    fn lane_counts() {
+        assert!(valid_lanes(1) && valid_lanes(16) && valid_lanes(32));
+        assert!(!valid_lanes(0) && !valid_lanes(3) && !valid_lanes(64));
+    }
+}
