@@ -1,21 +1,23 @@
 //! The device heap from the host: layout, initialisation, enumeration launches, error
 //! reporting, statistics, and snapshots for invariant checks.
 
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 use dynasoar_device::DevPtr;
 use dynasoar_device::allocator::kernels::HEAP_RELEASE_RUNS;
 use dynasoar_device::block::{BLOCK_ALIGN, DATA_OFFSET, preset_mask};
 use dynasoar_device::heap::kernels::{
-    EnumerateParams, HEAP_ENUMERATE, HEAP_INIT, HEAP_STATS, InitParams, StatsParams,
+    EnumerateParams, HEAP_ENUMERATE, HEAP_ENUMERATE_BLOCKS, HEAP_ENUMERATE_CONTAINERS, HEAP_INIT, HEAP_STATS,
+    InitParams, StatsParams,
 };
 use dynasoar_device::heap::{
-    Heap, HeapConfig, HeapHeader, HeapPlan, HeapStateWords, PlanError, STATE_OFFSET, errors,
+    CHANGED_BOTH, Heap, HeapConfig, HeapHeader, HeapPlan, HeapStateWords, PlanError, STATE_OFFSET, errors,
 };
 use dynasoar_device::{ClassInfo, RawHandle};
 
-use crate::backend::{Buffer, Executor, Grid};
+use crate::backend::{BackendKind, Buffer, Executor, Grid};
 use crate::error::{Error, KernelNames, Result};
+pub use crate::options::Enumeration;
 
 /// Threads per block of the heap's own kernels.
 const THREADS: u32 = 256;
@@ -34,6 +36,29 @@ pub struct DeviceHeap {
     classes: Vec<HeapClass>,
     /// Per class: parity of the next enumeration.
     parity: Vec<AtomicU32>,
+    /// Whether enumerations are hierarchical ([`Enumeration`]).
+    hierarchical: AtomicBool,
+}
+
+/// What an enumeration of a class listed (see [`DeviceHeap::listing`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Listing {
+    /// Indices of the listed blocks, in the order of the list (which neither enumeration
+    /// promises: their warps reserve entries with atomics).
+    pub blocks: Vec<u32>,
+    /// The iteration bitmap of each listed block (the objects a do-all visits), at the same
+    /// indices.
+    pub snapshots: Vec<u64>,
+}
+
+impl Listing {
+    /// The `(block, iteration bitmap)` pairs in block order, to compare listings.
+    pub fn sorted(&self) -> Vec<(u32, u64)> {
+        let mut pairs: Vec<(u32, u64)> =
+            self.blocks.iter().copied().zip(self.snapshots.iter().copied()).collect();
+        pairs.sort_unstable();
+        pairs
+    }
 }
 
 impl DeviceHeap {
@@ -56,6 +81,9 @@ impl DeviceHeap {
             config: plan.config,
             classes: classes.to_vec(),
             parity: classes.iter().map(|_| AtomicU32::new(0)).collect(),
+            hierarchical: AtomicBool::new(
+                exec.settings().enumeration.unwrap_or_default() == Enumeration::Hierarchical,
+            ),
         };
         heap.reset(exec)?;
         Ok(heap)
@@ -109,29 +137,81 @@ impl DeviceHeap {
         &self.classes
     }
 
+    /// How enumerations list a class's blocks: by default as `DYNASOAR_ENUMERATION` says,
+    /// else [`Enumeration::Hierarchical`].
+    pub fn enumeration(&self) -> Enumeration {
+        if self.hierarchical.load(Ordering::Relaxed) { Enumeration::Hierarchical } else { Enumeration::Flat }
+    }
+
+    /// List classes' blocks as `enumeration` says from the next enumeration on (the two forms
+    /// may alternate on one heap: they leave the same state).
+    pub fn set_enumeration(&self, enumeration: Enumeration) {
+        self.hierarchical.store(enumeration == Enumeration::Hierarchical, Ordering::Relaxed);
+    }
+
     /// Queue the enumeration of `class`'s blocks; returns the parity the following do-all
     /// kernel must read.
     pub fn enumerate(&self, exec: &Executor, class: u8) -> Result<u32> {
         let parity = self.parity[class as usize].fetch_xor(1, Ordering::Relaxed);
-        // One thread per block, up to whole waves of the machine (then threads stride).
-        let most = exec.wave_grid(&HEAP_ENUMERATE, THREADS)?.total_threads();
-        let threads = (self.config.num_blocks as usize).min(most);
-        let grid = Grid::for_elements(threads, THREADS);
-        exec.launch(
-            &HEAP_ENUMERATE,
-            grid,
-            EnumerateParams { heap: self.ptr(), class: class as u32, parity },
-        )?;
+        let params = EnumerateParams { heap: self.ptr(), class: class as u32, parity };
+        match self.enumeration() {
+            Enumeration::Flat => {
+                // One thread per block, up to whole waves of the machine (then threads stride).
+                let most = exec.wave_grid(&HEAP_ENUMERATE, THREADS)?.total_threads();
+                let threads = (self.config.num_blocks as usize).min(most);
+                exec.launch(&HEAP_ENUMERATE, Grid::for_elements(threads, THREADS), params)?;
+            }
+            Enumeration::Hierarchical => {
+                // One thread per level-1 container (one in all for a bitmap of one level)...
+                let geometry = &self.config.geometry;
+                let words = if geometry.levels > 1 { geometry.level_len[1] } else { 1 } as usize;
+                let most = exec.wave_grid(&HEAP_ENUMERATE_CONTAINERS, THREADS)?.total_threads();
+                exec.launch(
+                    &HEAP_ENUMERATE_CONTAINERS,
+                    Grid::for_elements(words.min(most), THREADS),
+                    params,
+                )?;
+                // ... then one warp per non-empty level-0 container, as many as there may be, up
+                // to whole waves (the count is on the device; warps beyond it return at once).
+                let lanes = if exec.kind() == BackendKind::Cuda { 32 } else { 1 };
+                let most = exec.wave_grid(&HEAP_ENUMERATE_BLOCKS, THREADS)?.total_threads();
+                let threads = (geometry.level_len[0] as usize * lanes).min(most);
+                exec.launch(&HEAP_ENUMERATE_BLOCKS, Grid::for_elements(threads, THREADS), params)?;
+            }
+        }
         Ok(parity)
     }
 
     /// Number of blocks the enumeration of `class` with `parity` listed (waits for it).
     pub fn enumerated_blocks(&self, exec: &Executor, class: u8, parity: u32) -> Result<u32> {
-        let at = self.config.enumeration - self.config.base
-            + class as u64 * self.config.enum_stride
-            + 4 * (parity as u64 & 1);
+        let at = self.config.enum_area(class) - self.config.base + 4 * (parity as u64 & 1);
         let bytes = exec.read(&self.buffer, at as usize, 4)?;
         Ok(u32::from_ne_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]))
+    }
+
+    /// The blocks and iteration bitmaps that the enumeration of `class` with `parity` listed
+    /// (waits for it): to check an enumeration, or compare the two forms.
+    pub fn listing(&self, exec: &Executor, class: u8, parity: u32) -> Result<Listing> {
+        let count = self.enumerated_blocks(exec, class, parity)? as usize;
+        let c = &self.config;
+        let list = exec.read(&self.buffer, (c.enum_list_addr(class) - c.base) as usize, 4 * count)?;
+        let snapshots =
+            exec.read(&self.buffer, (c.enum_snapshots_addr(class) - c.base) as usize, 8 * count)?;
+        Ok(Listing {
+            blocks: list.chunks_exact(4).map(|b| u32::from_ne_bytes([b[0], b[1], b[2], b[3]])).collect(),
+            snapshots: snapshots
+                .chunks_exact(8)
+                .map(|b| u64::from_ne_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]))
+                .collect(),
+        })
+    }
+
+    /// Mark `class` as changed, as an allocation or a free of one of its objects does, so
+    /// that its next enumeration lists its blocks anew instead of carrying the last count
+    /// over (for timing enumerations; waits for queued kernels).
+    pub fn mark_changed(&self, exec: &Executor, class: u8) -> Result<()> {
+        let at = std::mem::offset_of!(HeapHeader, enum_changed) + 4 * class as usize;
+        exec.write_bytes(&self.buffer, at, &CHANGED_BOTH.to_ne_bytes())
     }
 
     /// The heap's mutable state (waits for queued kernels).
@@ -530,5 +610,131 @@ impl HeapSnapshot {
             return Err(format!("free-block count {state_free} but {} blocks are free", summary.free_blocks));
         }
         Ok(summary)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use dynasoar_device::rand::Rng;
+
+    use super::*;
+    use crate::backend::Backend;
+
+    const CLASSES: [HeapClass; 2] =
+        [HeapClass { name: "A", objects_per_block: 64 }, HeapClass { name: "B", objects_per_block: 24 }];
+
+    /// A heap on the CPU backend, whose memory this thread may then write through the device
+    /// crate's views (the CPU backend's device memory is host memory).
+    fn cpu_heap(bytes: u64) -> (Executor, DeviceHeap) {
+        let exec = Executor::with_backend("", Backend::Cpu).unwrap();
+        let heap = DeviceHeap::new(&exec, bytes, 256, &CLASSES).unwrap();
+        (exec, heap)
+    }
+
+    fn view(heap: &DeviceHeap) -> Heap<'_> {
+        // SAFETY: on the CPU backend the heap's address is host memory; no kernel runs.
+        unsafe { Heap::from_ptr(heap.ptr().as_ptr()) }
+    }
+
+    /// Give block `index` to `class` with `objects`, as the allocator leaves a block.
+    fn allocate(heap: &DeviceHeap, class: u8, index: u64, objects: u64) {
+        let h = view(heap);
+        assert!(h.free_blocks().try_clear(index));
+        h.state().free_blocks.fetch_sub(1);
+        h.allocated(class).set(index);
+        let block = h.block(index);
+        block.type_id.store(class as u32);
+        let alloc = objects | preset_mask(CLASSES[class as usize].objects_per_block);
+        block.alloc.store(alloc);
+        block.handed.store(u64::MAX);
+        if alloc != u64::MAX {
+            h.active(class).set(index);
+        }
+        h.mark_changed(class, 0);
+    }
+
+    fn expected(heap: &DeviceHeap, class: u8) -> Vec<(u32, u64)> {
+        let h = view(heap);
+        let valid = !preset_mask(CLASSES[class as usize].objects_per_block);
+        let mut want = Vec::new();
+        h.allocated(class).for_each_set(|i| want.push((i as u32, h.block(i).objects() & valid)));
+        want
+    }
+
+    /// Enumerate `class` in `form` (anew if `changed`): its sorted listing, checked against
+    /// the listed count.
+    fn listed(
+        exec: &Executor,
+        heap: &DeviceHeap,
+        class: u8,
+        form: Enumeration,
+        changed: bool,
+    ) -> Vec<(u32, u64)> {
+        heap.set_enumeration(form);
+        if changed {
+            heap.mark_changed(exec, class).unwrap();
+        }
+        let parity = heap.enumerate(exec, class).unwrap();
+        heap.take_errors(exec, &["enumerate"]).unwrap();
+        let listing = heap.listing(exec, class, parity).unwrap();
+        assert_eq!(listing.blocks.len(), heap.enumerated_blocks(exec, class, parity).unwrap() as usize);
+        listing.sorted()
+    }
+
+    #[test]
+    fn the_default_enumeration_is_hierarchical_unless_the_environment_says() {
+        let (exec, heap) = cpu_heap(1 << 20);
+        assert_eq!(heap.enumeration(), exec.settings().enumeration.unwrap_or(Enumeration::Hierarchical));
+        heap.set_enumeration(Enumeration::Flat);
+        assert_eq!(heap.enumeration(), Enumeration::Flat);
+        assert_eq!("hierarchical".parse::<Enumeration>().unwrap(), Enumeration::Hierarchical);
+        assert!("Flat".parse::<Enumeration>().is_err());
+    }
+
+    /// Both forms, launched as the runtime launches them, list every allocated block of the
+    /// class once with its objects, on empty, sparse and full classes of a three-level bitmap,
+    /// alternating on one heap; an unchanged class keeps its listing in both.
+    #[test]
+    fn both_enumerations_list_the_same_blocks_on_the_cpu_backend() {
+        let (exec, heap) = cpu_heap(8 << 20);
+        let blocks = heap.config().num_blocks;
+        assert_eq!(heap.config().geometry.levels, 3, "{blocks} blocks");
+        let forms = [Enumeration::Flat, Enumeration::Hierarchical];
+        for form in forms {
+            assert!(listed(&exec, &heap, 0, form, true).is_empty(), "{form:?}: empty class");
+        }
+        let mut rng = Rng::new(7, 0);
+        // Class 1: a sparse scatter; class 0: runs of neighbours, then every other block.
+        for i in 0..blocks {
+            if rng.below(100) == 0 {
+                allocate(&heap, 1, i, rng.next_u64() | 1);
+            } else if (i / 4096) % 3 == 1 {
+                allocate(&heap, 0, i, rng.next_u64() | 1);
+            }
+        }
+        for class in [0, 1] {
+            let want = expected(&heap, class);
+            assert!(!want.is_empty());
+            for form in forms.iter().chain(&forms).chain(forms.iter().rev()) {
+                assert_eq!(listed(&exec, &heap, class, *form, true), want, "{form:?}, class {class}");
+                assert_eq!(
+                    listed(&exec, &heap, class, *form, false),
+                    want,
+                    "{form:?} unchanged, class {class}"
+                );
+            }
+        }
+        // The rest of the heap to class 0: a full heap.
+        for i in 0..blocks {
+            if view(&heap).free_blocks().get(i) {
+                allocate(&heap, 0, i, 1 << (i % 64));
+            }
+        }
+        let want = expected(&heap, 0);
+        assert_eq!(want.len() as u64 + expected(&heap, 1).len() as u64, blocks);
+        for form in forms {
+            assert_eq!(listed(&exec, &heap, 0, form, true), want, "{form:?}: full heap");
+        }
+        assert_eq!(heap.snapshot(&exec).unwrap().check().map(|s| s.free_blocks), Ok(0));
     }
 }

@@ -64,3 +64,40 @@ pub enum DoAllLoop {
     /// field of `this`), the plain loop for the others.
     Streaming,
 }
+
+/// How a class's blocks are listed before a do-all (see
+/// [`RuntimeBuilder::enumeration`](crate::RuntimeBuilder::enumeration) and ARCHITECTURE.md,
+/// "Do-all and enumeration"). Both list the same blocks with the same iteration bitmaps.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Enumeration {
+    /// One launch, one thread per block of the heap: the time grows with the heap.
+    Flat,
+    /// The paper's Alg. 5: one launch lists the class's non-empty level-0 containers from the
+    /// levels of its allocated-block bitmap above them, a second lists the blocks of those
+    /// containers only: the time grows with the class's containers (the default).
+    #[default]
+    Hierarchical,
+}
+
+impl Enumeration {
+    /// `flat` or `hierarchical`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Enumeration::Flat => "flat",
+            Enumeration::Hierarchical => "hierarchical",
+        }
+    }
+}
+
+impl FromStr for Enumeration {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "flat" => Ok(Enumeration::Flat),
+            "hierarchical" => Ok(Enumeration::Hierarchical),
+            other => Err(Error::InvalidArgument(format!(
+                "unknown enumeration `{other}`: expected `flat` or `hierarchical`"
+            ))),
+        }
+    }
+}

@@ -10,6 +10,7 @@
 //! | `DYNASOAR_JIT` | `whole`, `relocatable` | as the options say | How the CUDA driver compiles the PTX ([`ModuleCompile`]), whatever the executor's options (or the store) chose. |
 //! | `DYNASOAR_CUBIN_DIR` | a folder | unset | Where cubins built ahead of time are (`scripts/gpu-bundle.sh`): one for the PTX and the GPU is loaded instead of compiling the PTX. |
 //! | `DYNASOAR_BLOCK_RUNS` | `on`, `off` | `on` | Whether warps that allocate at least half a block of a class with `ClassSpec::OWNS_BLOCKS` take their slots from runs of blocks reserved for them. |
+//! | `DYNASOAR_ENUMERATION` | `flat`, `hierarchical` | the builder's ([`Enumeration::Hierarchical`]) | How the heap lists a class's blocks before a do-all, where [`RuntimeBuilder::enumeration`](crate::RuntimeBuilder::enumeration) does not say (and for heaps made without a builder). |
 //! | `DYNASOAR_DO_ALL` | `auto`, `plain`, `streaming`, `adaptive` | the builder's ([`DoAllLoop::Auto`]) | Which loop `parallel_do` kernels run, over [`RuntimeBuilder::do_all_loop`](crate::RuntimeBuilder::do_all_loop). |
 //! | `DYNASOAR_DO_ALL_REPORT` | `1` (on), `0` (off) | off | Print each method's do-all loop and why when the runtime is dropped. |
 //! | `DYNASOAR_REUSE_LISTINGS` | `0` (off), `1` (on) | on | Let `parallel_do` skip listing a class that no launch since could have changed: the default of [`RuntimeBuilder::reuse_listings`](crate::RuntimeBuilder::reuse_listings). |
@@ -19,7 +20,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 
 use crate::error::{Error, Result};
-use crate::options::{Backend, DoAllLoop, ModuleCompile};
+use crate::options::{Backend, DoAllLoop, Enumeration, ModuleCompile};
 
 /// The `DYNASOAR_*` environment variables that the host reads (see the table in the module
 /// documentation). [`Default`] is the settings of an environment that sets none of them.
@@ -38,6 +39,8 @@ pub struct Settings {
     pub cubin_dir: Option<PathBuf>,
     /// `DYNASOAR_BLOCK_RUNS`.
     pub block_runs: bool,
+    /// `DYNASOAR_ENUMERATION`.
+    pub enumeration: Option<Enumeration>,
     /// `DYNASOAR_DO_ALL`.
     pub do_all: Option<DoAllLoop>,
     /// `DYNASOAR_DO_ALL_REPORT`.
@@ -57,6 +60,7 @@ impl Default for Settings {
             jit: None,
             cubin_dir: None,
             block_runs: true,
+            enumeration: None,
             do_all: None,
             do_all_report: false,
             reuse_listings: true,
@@ -99,6 +103,7 @@ impl Settings {
                 _ => None,
             })?
             .unwrap_or(defaults.block_runs),
+            enumeration: read(lookup, "DYNASOAR_ENUMERATION", "flat or hierarchical", |v| v.parse().ok())?,
             do_all: read(lookup, "DYNASOAR_DO_ALL", "auto, plain, streaming or adaptive", |v| match v {
                 "auto" => Some(DoAllLoop::Auto),
                 "plain" => Some(DoAllLoop::Plain),
@@ -149,7 +154,7 @@ mod tests {
 
     use super::Settings;
     use crate::error::Result;
-    use crate::options::{Backend, DoAllLoop, ModuleCompile};
+    use crate::options::{Backend, DoAllLoop, Enumeration, ModuleCompile};
 
     fn settings(vars: &[(&str, &str)]) -> Result<Settings> {
         Settings::from_lookup(|name| vars.iter().find(|(n, _)| *n == name).map(|(_, v)| OsString::from(v)))
@@ -169,6 +174,7 @@ mod tests {
         assert!(s.block_runs && s.reuse_listings);
         assert!(!s.profile && !s.sync_each_launch && !s.do_all_report);
         assert_eq!((s.backend, s.cpu_threads, s.jit, s.do_all, s.cubin_dir), (None, None, None, None, None));
+        assert_eq!(s.enumeration, None);
     }
 
     #[test]
@@ -180,6 +186,7 @@ mod tests {
             ("DYNASOAR_JIT", "relocatable"),
             ("DYNASOAR_CUBIN_DIR", "/tmp/cubins"),
             ("DYNASOAR_BLOCK_RUNS", "off"),
+            ("DYNASOAR_ENUMERATION", "flat"),
             ("DYNASOAR_DO_ALL", "streaming"),
             ("DYNASOAR_DO_ALL_REPORT", "1"),
             ("DYNASOAR_REUSE_LISTINGS", "0"),
@@ -195,6 +202,7 @@ mod tests {
                 jit: Some(ModuleCompile::Relocatable),
                 cubin_dir: Some(PathBuf::from("/tmp/cubins")),
                 block_runs: false,
+                enumeration: Some(Enumeration::Flat),
                 do_all: Some(DoAllLoop::Streaming),
                 do_all_report: true,
                 reuse_listings: false,
@@ -219,9 +227,11 @@ mod tests {
             ("DYNASOAR_BLOCK_RUNS", "on"),
             ("DYNASOAR_JIT", "whole"),
             ("DYNASOAR_DO_ALL", "adaptive"),
+            ("DYNASOAR_ENUMERATION", "hierarchical"),
         ])
         .unwrap();
         assert!(!s.sync_each_launch && s.reuse_listings && s.block_runs);
+        assert_eq!(s.enumeration, Some(Enumeration::Hierarchical));
         assert_eq!((s.jit, s.do_all), (Some(ModuleCompile::WholeProgram), Some(DoAllLoop::Adaptive)));
     }
 
@@ -244,6 +254,7 @@ mod tests {
             ("DYNASOAR_DO_ALL", "", "auto, plain, streaming or adaptive"),
             ("DYNASOAR_DO_ALL_REPORT", "true", "1 or 0"),
             ("DYNASOAR_REUSE_LISTINGS", "off", "0 or 1"),
+            ("DYNASOAR_ENUMERATION", "Flat", "flat or hierarchical"),
         ] {
             let message = error(&[(name, value)]);
             assert!(message.contains(&format!("{name}={value}: expected {expected}")), "{message}");
@@ -276,7 +287,7 @@ mod tests {
             .map(|l| format!("DYNASOAR_{}", &l[..l.find('`').unwrap()]))
             .collect();
         rows.sort();
-        assert_eq!(read.len(), 10);
+        assert_eq!(read.len(), 11);
         assert_eq!(read, rows);
     }
 }

@@ -3,7 +3,8 @@
 //! ```text
 //! [ header: config (immutable after init) | state (atomics) | change flags per class ]
 //! [ bitmaps: free, then allocated/active of each class; M bits each, hierarchical ]
-//! [ enumeration areas, one per class: 2 counters, M block indices, M iteration bitmaps ]
+//! [ enumeration areas, one per class: 2 + 2 counters, M block indices, M iteration bitmaps,
+//!   M / 64 container indices ]
 //! [ run tables, one per class: H entries, one per (multiprocessor, warp slot) ]
 //! [ blocks: M x block_bytes, 64-byte aligned ]
 //! ```
@@ -130,18 +131,29 @@ const _: () = assert!(
 );
 const _: () = assert!(core::mem::size_of::<HeapHeader>() <= 4096);
 
-/// Per-class enumeration area: counters of the two alternating enumerations, then the indices
-/// of the class's allocated blocks (paper's `R`, Figure 8), then for each listed block the
-/// snapshot of its allocation bitmap taken at enumeration (the paper's iteration bitmap): the
-/// objects that existed at launch, which are the ones a do-all visits.
+/// Per-class enumeration area: counters of the two alternating enumerations (listed blocks,
+/// then listed level-0 containers), then the indices of the class's allocated blocks (paper's
+/// `R`, Figure 8), then for each listed block the snapshot of its allocation bitmap taken at
+/// enumeration (the paper's iteration bitmap): the objects that existed at launch, which are
+/// the ones a do-all visits; last, the indices of the class's non-empty level-0 containers
+/// that the hierarchical enumeration lists on its way to the blocks (Alg. 5's `selected`).
 const ENUM_HEADER_BYTES: u64 = 64;
+
+/// Byte offset of the container counters in an enumeration area (after the block counters).
+const ENUM_CONTAINER_COUNTERS: u64 = 8;
 
 /// Both change flags of a class (see [`Heap::enum_changed`]).
 pub const CHANGED_BOTH: u32 = 0b11;
 
-/// Bytes of a class's enumeration area for `m` blocks: header, indices, snapshots.
+/// Bytes of a class's enumeration area for `m` blocks: header, indices, snapshots, container
+/// indices.
 const fn enum_area_bytes(m: u64) -> u64 {
-    align_up(ENUM_HEADER_BYTES + 4 * m, 256) + align_up(8 * m, 256)
+    enum_snapshots_offset(m) + align_up(8 * m, 256) + align_up(4 * m.div_ceil(64), 256)
+}
+
+/// Byte offset of the snapshots in an enumeration area for `m` blocks.
+const fn enum_snapshots_offset(m: u64) -> u64 {
+    align_up(ENUM_HEADER_BYTES + 4 * m, 256)
 }
 
 /// Why a heap cannot be laid out.
@@ -282,6 +294,32 @@ impl HeapPlan {
 }
 
 impl HeapConfig {
+    /// Address of `class`'s enumeration area: its two block counters (one per parity), then
+    /// its two container counters.
+    #[inline(always)]
+    pub fn enum_area(&self, class: u8) -> u64 {
+        self.enumeration + class as u64 * self.enum_stride
+    }
+
+    /// Address of `class`'s list of block indices (entry `i` for the `i`-th listed block).
+    #[inline(always)]
+    pub fn enum_list_addr(&self, class: u8) -> u64 {
+        self.enum_area(class) + ENUM_HEADER_BYTES
+    }
+
+    /// Address of `class`'s iteration bitmaps (entry `i` for list entry `i`).
+    #[inline(always)]
+    pub fn enum_snapshots_addr(&self, class: u8) -> u64 {
+        self.enum_area(class) + enum_snapshots_offset(self.num_blocks)
+    }
+
+    /// Address of `class`'s list of non-empty level-0 containers (the hierarchical
+    /// enumeration's intermediate list, `num_blocks / 64` entries, rounded up).
+    #[inline(always)]
+    pub fn enum_containers_addr(&self, class: u8) -> u64 {
+        self.enum_snapshots_addr(class) + align_up(8 * self.num_blocks, 256)
+    }
+
     /// The same configuration for a copy of the heap at `base`.
     pub fn rebased(&self, base: u64) -> HeapConfig {
         let delta = base.wrapping_sub(self.base);
@@ -394,11 +432,23 @@ impl<'a> Heap<'a> {
         (addr - self.config().blocks) / block_bytes
     }
 
-    /// The two enumeration counters of `class`.
+    /// The two enumeration counters of `class`: listed blocks, by parity.
     #[inline(always)]
     pub fn enum_counters(&self, class: u8) -> &'a [Atomic32; 2] {
-        let at = self.config().enumeration + class as u64 * self.config().enum_stride;
+        let at = self.config().enum_area(class);
         // SAFETY: the enumeration area of `class` starts with two counters (see `HeapPlan`).
+        unsafe { &*(at as usize as *const [Atomic32; 2]) }
+    }
+
+    /// The two container counters of `class`: level-0 containers listed by the hierarchical
+    /// enumeration of each parity (see [`enum_containers`](Self::enum_containers)). An
+    /// enumeration of parity `p` counts into entry `p` and zeroes entry `1 - p`, which the
+    /// next enumeration (of parity `1 - p`) counts into.
+    #[inline(always)]
+    pub fn enum_container_counters(&self, class: u8) -> &'a [Atomic32; 2] {
+        let at = self.config().enum_area(class) + ENUM_CONTAINER_COUNTERS;
+        // SAFETY: the header of `class`'s enumeration area has room for both pairs of counters
+        // (`ENUM_HEADER_BYTES`), 8-byte aligned.
         unsafe { &*(at as usize as *const [Atomic32; 2]) }
     }
 
@@ -426,18 +476,20 @@ impl<'a> Heap<'a> {
     /// The block-index list of `class`'s enumeration area.
     #[inline(always)]
     pub fn enum_list(&self, class: u8) -> *mut u32 {
-        let at = self.config().enumeration + class as u64 * self.config().enum_stride + ENUM_HEADER_BYTES;
-        at as usize as *mut u32
+        self.config().enum_list_addr(class) as usize as *mut u32
     }
 
     /// The iteration bitmaps of the listed blocks of `class` (entry `i` for list entry `i`).
     #[inline(always)]
     pub fn enum_snapshots(&self, class: u8) -> *mut u64 {
-        let c = self.config();
-        let at = c.enumeration
-            + class as u64 * c.enum_stride
-            + align_up(ENUM_HEADER_BYTES + 4 * c.num_blocks, 256);
-        at as usize as *mut u64
+        self.config().enum_snapshots_addr(class) as usize as *mut u64
+    }
+
+    /// The indices of `class`'s non-empty level-0 containers, as the hierarchical enumeration
+    /// lists them before it lists their blocks (room for every level-0 container).
+    #[inline(always)]
+    pub fn enum_containers(&self, class: u8) -> *mut u32 {
+        self.config().enum_containers_addr(class) as usize as *mut u32
     }
 
     /// The run table of `class`: entry `i` holds the run of blocks that the warps keyed to `i`
@@ -512,6 +564,16 @@ mod tests {
             assert_eq!(c.blocks % 256, 0);
             assert!(c.blocks + c.num_blocks * c.block_bytes <= c.base + c.total_bytes);
             assert!(c.enumeration + 3 * c.enum_stride <= c.runs);
+            for class in 0..3u8 {
+                // The areas' parts follow each other, aligned, and stay in the class's area.
+                let area = c.enum_area(class);
+                assert!(area + 16 <= c.enum_list_addr(class));
+                assert!(c.enum_list_addr(class) + 4 * c.num_blocks <= c.enum_snapshots_addr(class));
+                assert!(c.enum_snapshots_addr(class) + 8 * c.num_blocks <= c.enum_containers_addr(class));
+                assert_eq!(c.enum_snapshots_addr(class) % 8, 0);
+                let containers_end = c.enum_containers_addr(class) + 4 * c.geometry.len(0);
+                assert!(containers_end <= area + c.enum_stride, "{heap_bytes}: class {class}");
+            }
             assert!(c.run_slots.is_power_of_two() && c.run_slots as u64 <= MAX_RUN_SLOTS);
             assert!(c.runs + 3 * c.run_slots as u64 * 8 <= c.blocks);
         }

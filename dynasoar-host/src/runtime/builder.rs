@@ -12,6 +12,7 @@ use super::profile::Profile;
 use crate::backend::{Backend, Executor, ExecutorOptions};
 use crate::do_all::{DoAllLoop, LoopTuner};
 use crate::error::{Error, Result};
+use crate::heap::{DeviceHeap, Enumeration};
 use crate::store::{DynasoarStore, ModelPtx, StoreFactory, StoreSpec};
 
 /// Heap size when the builder is not told.
@@ -33,6 +34,8 @@ pub struct RuntimeBuilder<A> {
     /// `None`: as `DYNASOAR_REUSE_LISTINGS` says.
     reuse_listings: Option<bool>,
     do_all_loop: DoAllLoop,
+    /// `None`: as `DYNASOAR_ENUMERATION` says.
+    enumeration: Option<Enumeration>,
     _alloc: PhantomData<fn() -> A>,
 }
 
@@ -52,6 +55,7 @@ impl<A: AllocatorSpec> Runtime<A> {
             profile_methods: None,
             reuse_listings: None,
             do_all_loop: DoAllLoop::Auto,
+            enumeration: None,
             _alloc: PhantomData,
         }
     }
@@ -190,6 +194,16 @@ impl<A: AllocatorSpec> RuntimeBuilder<A> {
         self
     }
 
+    /// How the heap lists a class's blocks before each do-all over it (default
+    /// [`Enumeration::Hierarchical`], or as `DYNASOAR_ENUMERATION=flat|hierarchical` says where
+    /// this is not called). Both list the same blocks; the flat form tests every block of the
+    /// heap, the hierarchical one only the blocks of the class's non-empty bitmap containers.
+    /// Stores other than DynaSOAr's heap ignore it.
+    pub fn enumeration(mut self, enumeration: Enumeration) -> Self {
+        self.enumeration = Some(enumeration);
+        self
+    }
+
     pub fn build(self) -> Result<Runtime<A>> {
         let heap_bytes =
             if self.heap_objects.is_empty() { self.heap_bytes } else { self.bytes_for_objects()? };
@@ -204,6 +218,11 @@ impl<A: AllocatorSpec> RuntimeBuilder<A> {
         let do_all_loop = settings.do_all.unwrap_or(self.do_all_loop);
         let spec = StoreSpec { heap_bytes, block_bytes: A::BLOCK_BYTES, classes: A::CLASSES };
         let store = self.store.create(&exec, spec)?;
+        if let (Some(enumeration), Some(heap)) =
+            (self.enumeration, store.as_any().downcast_ref::<DeviceHeap>())
+        {
+            heap.set_enumeration(enumeration);
+        }
         let listings = (store.lists_classes() && reuse_listings).then(|| Mutex::new(Listings::new(&exec)));
         Ok(Runtime {
             loops: LoopTuner::new(do_all_loop, &exec),
