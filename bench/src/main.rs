@@ -4,12 +4,15 @@
 //! - `registers`: registers of every allocator's malloc and free (`ptxas -v`);
 //! - `apps`: the DynaSOAr paper's Figures 10-12 (every app on every allocator);
 //! - `workloads`: a dynamic graph (survey 4.4.3-4.4.4) and a kd-tree build (`000_...` Table 2)
-//!   on every allocator.
+//!   on every allocator;
+//! - `enumeration`: the DynaSOAr paper's Figure 13(b), DynaSOAr's flat and hierarchical
+//!   enumerations against heap size and fill.
 //!
 //! Every measurement is one JSON line on stdout; a table follows at the end; CSV, JSON and SVG
 //! files per test go to `--out`. See `bench/README.md`.
 
 mod apps;
+mod enumeration;
 mod plot;
 mod record;
 mod registers;
@@ -53,6 +56,9 @@ enum Command {
     /// Real workloads: a dynamic graph (initialisation and updates, survey 4.4.3-4.4.4) and a
     /// kd-tree build (`000_...` section 6, Table 2).
     Workloads(WorkloadsArgs),
+    /// The DynaSOAr paper's Figure 13(b): the time to list a class's blocks, flat and
+    /// hierarchical (Alg. 5), against heap size and fill; every listing checked.
+    Enumeration(enumeration::EnumerationArgs),
     /// One app run, in a child process of `apps` (so a hang can be killed): prints one JSON
     /// line.
     #[command(hide = true)]
@@ -294,6 +300,7 @@ fn main() -> ExitCode {
         Command::Apps(args) => run_apps(args),
         Command::Measure(args) => run_measure(args),
         Command::Workloads(args) => run_workloads(args),
+        Command::Enumeration(args) => enumeration::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
