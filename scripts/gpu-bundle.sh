@@ -2,7 +2,7 @@
 # Build everything the GPU suite needs on this machine (which has Rust but no GPU) and collect
 # it, with a runner, in gpu-bundle/ (git-ignored). The device machine (CUDA, no Rust) then runs:
 #
-#     bash gpu-bundle/run.sh [all|tests|storms|bench|apps|allocbench]
+#     bash gpu-bundle/run.sh [all|tests|storms|bench|apps|allocbench|figures|enumeration]
 #
 # which runs every test binary with DYNASOAR_REQUIRE_GPU=1 (a missing GPU fails instead of
 # skipping), the app checks and the benchmarks, writes full logs under $OUT (or gpu-bundle/out)

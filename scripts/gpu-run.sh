@@ -2,15 +2,17 @@
 # Runner of the GPU bundle (copied to gpu-bundle/run.sh by scripts/gpu-bundle.sh). Runs on a
 # machine with CUDA and no Rust toolchain.
 #
-#     bash gpu-bundle/run.sh [all|tests|storms|bench|apps|allocbench|figures]
+#     bash gpu-bundle/run.sh [all|tests|storms|bench|apps|allocbench|figures|enumeration]
 #
 # tests: every test binary but the allocator storms (GPU tests required) and the app checks;
 # storms: the general allocators' storm tests (tests/malloc); bench: sanitizer,
 # microbenchmarks; apps: the apps at their default sizes with their baselines; allocbench:
 # `dynasoar-bench` synthetic tests, register counts and workloads (about 7 minutes); figures:
 # `dynasoar-bench apps`, the paper's Figures 10-12, every run checked against its SOA baseline
-# (about 9 minutes; BENCH_FULL=1 for the papers' sizes), results under $OUT/bench. Each part
-# fits one device call (10 minutes); `all` runs them in turn.
+# (about 9 minutes; BENCH_FULL=1 for the papers' sizes), results under $OUT/bench;
+# enumeration: `dynasoar-bench enumeration`, the paper's Figure 13(b) (flat and hierarchical
+# enumeration against heap size and fill, every listing checked), results under
+# $OUT/bench/enumeration. Each part fits one device call (10 minutes); `all` runs them in turn.
 set -uo pipefail
 MODE=${1:-all}
 SRC=$(cd "$(dirname "$0")" && pwd)
@@ -107,14 +109,16 @@ if want storms && [[ -x "$HERE/tests/malloc" ]]; then
 fi
 
 # 3. Further steps live in run.d/NN-name.sh: below 50 they belong to `bench`, from 50 on to
-# `apps`; NN-allocbench.sh and NN-figures.sh belong to `allocbench` and `figures` (each its own
-# device call: they take minutes).
+# `apps`; NN-allocbench.sh, NN-figures.sh and NN-enumeration.sh belong to `allocbench`,
+# `figures` and `enumeration` (each its own device call).
 for extra in "$HERE"/run.d/*.sh; do
   n=$(basename "$extra" | cut -c1-2)
   if [[ $extra == *-allocbench.sh ]]; then
     want allocbench && source "$extra"
   elif [[ $extra == *-figures.sh ]]; then
     want figures && source "$extra"
+  elif [[ $extra == *-enumeration.sh ]]; then
+    want enumeration && source "$extra"
   elif { [[ $n < 50 ]] && want bench; } || { [[ ! $n < 50 ]] && want apps; }; then
     source "$extra"
   fi
