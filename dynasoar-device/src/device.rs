@@ -238,20 +238,22 @@ impl<A: AllocatorSpec> Device<A> {
         }
     }
 
-    /// Fold every object of class `T` and its subclasses into a value: `fold(acc, object)`
-    /// from `init`, the `device_do` of a reduction.
+    /// Fold every object of class `T` and its subclasses into a value: `fold(acc, object,
+    /// value)` from `init`, with each object's handle and its value as a `T` (its fields, as
+    /// [`load`](Self::load) reads them), the `device_do` of a reduction.
     ///
     /// In a method with `#[parallel(lanes = L)]`, each object's method runs on L GPU threads
     /// and this call splits the objects among them: each folds its part from `init`, and the L
     /// results are combined with `combine`, every thread getting the total. With L = 16,
-    /// n-body's force loop runs on 16 times as many threads, so their loads and `sqrt`s overlap
-    /// where one thread per body would wait on each in turn.
+    /// n-body's force loop runs on 16 times as many threads. (The fields `fold` does not read
+    /// are not loaded.)
     ///
-    /// The result does not depend on the backend, the thread timing or L's threads: the parts
-    /// are fixed (in DynaSOAr's heap, the objects in slots `s` with `s % L == part`), each part
-    /// is folded in `device_do` order, and the parts are combined as a tree, lower part first
-    /// (`combine(combine(p0, p2), combine(p1, p3))` for L = 4), so float sums are identical on
-    /// the GPU and the CPU backend. Without `lanes` (L = 1) it is a fold in `device_do` order.
+    /// The result does not depend on the thread timing or on how many GPU threads run: the
+    /// parts are fixed (in DynaSOAr's heap, the objects in slots `s` with `s % L == part`),
+    /// each part is folded in `device_do` order, and the parts are combined as a tree, lower
+    /// part first (`combine(combine(p0, p2), combine(p1, p3))` for L = 4). So with the objects
+    /// in the same places, float sums are identical on the GPU and the CPU backend. Without
+    /// `lanes` (L = 1) it is a fold in `device_do` order.
     ///
     /// `fold` should only compute: the L threads of an object run everything else in the
     /// method alike, so its writes to `this` store the same values, but side effects in `fold`
@@ -260,7 +262,7 @@ impl<A: AllocatorSpec> Device<A> {
     pub fn device_reduce<T, R>(
         &self,
         init: R,
-        fold: impl Fn(R, Obj<T>) -> R,
+        fold: impl Fn(R, Obj<T>, T) -> R,
         combine: impl Fn(R, R) -> R,
     ) -> R
     where
@@ -268,6 +270,8 @@ impl<A: AllocatorSpec> Device<A> {
         R: Copy,
     {
         let lanes = self.lanes;
+        // SAFETY (both forms): the stores call back with live objects of `class`, which is-a
+        // `T` (the store's contract); `T::load` reads the fields of such an object.
         #[cfg(target_arch = "nvptx64")]
         {
             let part = crate::arch::lane_id() & (lanes - 1);
@@ -277,8 +281,8 @@ impl<A: AllocatorSpec> Device<A> {
                 let class = classes.trailing_zeros() as u8;
                 classes &= classes - 1;
                 self.store.for_each_object_part(class, lanes, part, |raw| {
-                    // SAFETY: a live object of `class`, which is-a `T` (the store's contract).
-                    acc = fold(acc, unsafe { Obj::from_raw(raw) })
+                    // SAFETY: see above.
+                    acc = fold(acc, unsafe { Obj::from_raw(raw) }, unsafe { T::load(raw) });
                 });
             }
             if lanes > 1 { crate::reduce::combine_lanes(acc, lanes, &combine) } else { acc }
@@ -292,8 +296,8 @@ impl<A: AllocatorSpec> Device<A> {
                 classes &= classes - 1;
                 self.store.for_each_object_parted(class, lanes, |part, raw| {
                     let acc = &mut accs[part as usize];
-                    // SAFETY: a live object of `class`, which is-a `T` (the store's contract).
-                    *acc = fold(*acc, unsafe { Obj::from_raw(raw) });
+                    // SAFETY: see above.
+                    *acc = fold(*acc, unsafe { Obj::from_raw(raw) }, unsafe { T::load(raw) });
                 });
             }
             crate::reduce::combine_parts(&mut accs[..lanes as usize], &combine)

@@ -12,7 +12,7 @@ dynasoar::allocator!(pub Space: Body);
 impl Body {
     #[parallel(lanes = 12)]
     pub fn pull(this: Obj<Self>, dev: &Device<Space>) {
-        let pull = dev.device_reduce::<Body, f32>(0.0, |sum, other| sum + other.mass(), |a, b| a + b);
+        let pull = dev.device_reduce::<Body, f32>(0.0, |sum, _, other| sum + other.mass, |a, b| a + b);
         this.set_pull(pull);
     }
 }

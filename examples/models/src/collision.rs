@@ -216,7 +216,7 @@ impl Particle {
         let (me, my_mass) = (this.pos(), this.mass());
         let force = dev.device_reduce::<Particle, Vec2>(
             Vec2::ZERO,
-            |force, other| force + force_on(me, my_mass, other.pos(), other.mass(), &p),
+            |force, _, body| force + force_on(me, my_mass, body.pos, body.mass, &p),
             |a, b| a + b,
         );
         this.set_force(force);
@@ -246,9 +246,9 @@ impl Particle {
         let (me, my_mass, my_id) = (this.pos(), this.mass(), this.id());
         let (_, target) = dev.device_reduce::<Particle, (Nearest, Handle<Particle>)>(
             (Nearest::new(p.merge_threshold), Handle::NULL),
-            |(mut nearest, target), other| {
-                if heavier(other.mass(), || other.id(), my_mass, my_id)
-                    && nearest.offer((other.pos() - me).length_squared(), || other.id())
+            |(mut nearest, target), other, body| {
+                if heavier(body.mass, || body.id, my_mass, my_id)
+                    && nearest.offer((body.pos - me).length_squared(), || body.id)
                 {
                     (nearest, other.handle())
                 } else {

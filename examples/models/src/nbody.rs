@@ -88,12 +88,8 @@ impl Body {
         let (me, my_mass) = (this.pos(), this.mass());
         let force = dev.device_reduce::<Body, Vec2>(
             Vec2::ZERO,
-            |force, other| {
-                if other != this {
-                    force + force_on(me, my_mass, other.pos(), other.mass(), &p)
-                } else {
-                    force
-                }
+            |force, other, body| {
+                if other != this { force + force_on(me, my_mass, body.pos, body.mass, &p) } else { force }
             },
             |a, b| a + b,
         );

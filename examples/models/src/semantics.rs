@@ -90,14 +90,15 @@ impl Animal {
     /// of every fold and combination shows in the result.
     #[parallel(lanes = 8)]
     pub fn chain_cats(this: Obj<Self>, dev: &Device<Zoo>) {
-        let chain = dev.device_reduce::<Cat, u32>(1, |acc, cat| chain_step(acc, cat.id()), chain_combine);
+        let chain =
+            dev.device_reduce::<Cat, u32>(1, |acc, _, cat| chain_step(acc, cat.base.id), chain_combine);
         this.set_cats_seen(chain);
     }
 
     /// [`chain_cats`](Self::chain_cats) on one thread per animal.
     #[parallel]
     pub fn chain_cats_one_lane(this: Obj<Self>, dev: &Device<Zoo>) {
-        let chain = dev.device_reduce::<Cat, u32>(1, |acc, cat| chain_step(acc, cat.id()), chain_combine);
+        let chain = dev.device_reduce::<Cat, u32>(1, |acc, cat, _| chain_step(acc, cat.id()), chain_combine);
         this.set_cats_seen(chain);
     }
 
