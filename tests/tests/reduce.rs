@@ -31,14 +31,16 @@ fn expected_chain(cats: &[(u64, u32)], lanes: u32) -> u32 {
 fn chains_match(rt: &Runtime<Zoo>) {
     rt.parallel_new(Registry::create, 1).unwrap();
     rt.parallel_do_with(Registry::populate, 300).unwrap();
+    // Odd cats leave: half-empty blocks, whose parts differ in size.
+    rt.parallel_do(Cat::leave_if_odd).unwrap();
     let cats: Vec<(u64, u32)> =
         rt.collect_with_handles::<Cat>().unwrap().iter().map(|(h, c)| (h.raw().0, c.base.id)).collect();
-    assert_eq!(cats.len(), 300);
+    assert_eq!(cats.len(), 150);
     for (method, lanes) in [(Animal::chain_cats, 8), (Animal::chain_cats_one_lane, 1)] {
         rt.parallel_do(method).unwrap();
         let expect = expected_chain(&cats, lanes);
         let animals = rt.collect::<Animal>().unwrap();
-        assert_eq!(animals.len(), 600);
+        assert_eq!(animals.len(), 450);
         let wrong: Vec<(u32, u32)> =
             animals.iter().filter(|a| a.cats_seen != expect).map(|a| (a.id, a.cats_seen)).collect();
         assert!(wrong.is_empty(), "lanes {lanes}: expected {expect}, got {:?}", &wrong[..wrong.len().min(5)]);
