@@ -467,6 +467,13 @@ impl BulkAlloc {
                 backoff.snooze();
                 continue;
             }
+            // Another thread may have started a bin and let go of the flag between this
+            // thread's look at the stack and its taking the flag: look again before starting
+            // one (without this, 16 threads started 2 bins in about 15 of 100 runs on 16 cores).
+            if let Some(ptr) = self.take_listed(layout, home, class) {
+                starting.fetch_and(!(1 << class));
+                return ptr;
+            }
             let started = self.fresh_bin(layout, home).map(|bin| self.start_bin(layout, bin, class, home));
             starting.fetch_and(!(1 << class));
             match started {
