@@ -395,9 +395,14 @@ impl<'a> Bitmap<'a> {
 }
 
 /// The next seed of a retry (a 64-bit LCG step: cheap, and changes every 6-bit rotation field).
+///
+/// 0 stays 0: a search seeded with 0 finds the first set bit of each container (no rotation),
+/// and so do its retries: the allocator's NoShift variant (`heap::VARIANT_NO_ROTATION`), whose
+/// leaders start from seed 0. The allocator's own seeds are odd at first; should a step reach
+/// 0 (one value in 2^64), that search merely stops rotating.
 #[inline(always)]
 pub fn next_seed(seed: u64) -> u64 {
-    seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407)
+    if seed == 0 { 0 } else { seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407) }
 }
 
 /// Write the containers of a bitmap with bits `0..ones` set and the rest clear, consistently
@@ -556,6 +561,25 @@ mod tests {
             seed = next_seed(seed);
         }
         assert!(seen.len() > 100, "only {} distinct positions", seen.len());
+    }
+
+    /// Seed 0 is no rotation (the allocator's NoShift variant): every search finds the lowest
+    /// set bit, and its retries stay at seed 0.
+    #[test]
+    fn seed_zero_finds_the_first_set_bit_and_stays_zero() {
+        assert_eq!(next_seed(0), 0);
+        assert_ne!(next_seed(1), 0);
+        let g = BitmapGeometry::new(300_000).unwrap();
+        let s = storage(&g, 0);
+        let b = Bitmap::new(&g, &s);
+        for pos in [299_999, 70_000, 4_097, 4_096, 130] {
+            b.set(pos);
+            assert_eq!(b.try_find_set(0), Some(pos), "the lowest set bit");
+        }
+        for pos in [130, 4_096, 4_097, 70_000, 299_999] {
+            assert_eq!(b.clear_any(0, 4), Some(pos), "cleared in order");
+        }
+        assert_eq!(b.clear_any(0, 4), None);
     }
 
     #[test]

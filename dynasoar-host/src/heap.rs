@@ -17,7 +17,7 @@ use dynasoar_device::{ClassInfo, RawHandle};
 
 use crate::backend::{BackendKind, Buffer, Executor, Grid};
 use crate::error::{Error, KernelNames, Result};
-pub use crate::options::Enumeration;
+pub use crate::options::{AllocatorVariant, Enumeration};
 
 /// Threads per block of the heap's own kernels.
 const THREADS: u32 = 256;
@@ -38,6 +38,9 @@ pub struct DeviceHeap {
     parity: Vec<AtomicU32>,
     /// Whether enumerations are hierarchical ([`Enumeration`]).
     hierarchical: AtomicBool,
+    /// The allocator variant's bits in the device's configuration (`HeapConfig::variants`;
+    /// `config` holds those the heap was made with).
+    variants: AtomicU32,
 }
 
 /// What an enumeration of a class listed (see [`DeviceHeap::listing`]).
@@ -76,6 +79,8 @@ impl DeviceHeap {
         // blocks reserved for them (see `dynasoar_device::allocator`), or search and open blocks
         // as the paper's allocator does.
         plan.config.block_runs = exec.settings().block_runs as u32;
+        // `DYNASOAR_ALLOCATOR_VARIANT` (default: the paper's allocator); see `AllocatorVariant`.
+        plan.config.variants = exec.settings().allocator_variant.config_bits();
         let heap = DeviceHeap {
             buffer,
             config: plan.config,
@@ -84,6 +89,7 @@ impl DeviceHeap {
             hierarchical: AtomicBool::new(
                 exec.settings().enumeration.unwrap_or_default() == Enumeration::Hierarchical,
             ),
+            variants: AtomicU32::new(plan.config.variants),
         };
         heap.reset(exec)?;
         Ok(heap)
@@ -91,10 +97,11 @@ impl DeviceHeap {
 
     /// Free every object: the heap is as new.
     pub fn reset(&self, exec: &Executor) -> Result<()> {
+        let config = HeapConfig { variants: self.variants.load(Ordering::Relaxed), ..self.config };
         // SAFETY: `HeapConfig` is `repr(C)` plain integers.
         let bytes = unsafe {
             std::slice::from_raw_parts(
-                &self.config as *const HeapConfig as *const u8,
+                &config as *const HeapConfig as *const u8,
                 std::mem::size_of::<HeapConfig>(),
             )
         };
@@ -147,6 +154,24 @@ impl DeviceHeap {
     /// may alternate on one heap: they leave the same state).
     pub fn set_enumeration(&self, enumeration: Enumeration) {
         self.hierarchical.store(enumeration == Enumeration::Hierarchical, Ordering::Relaxed);
+    }
+
+    /// The allocator's variant: by default as `DYNASOAR_ALLOCATOR_VARIANT` says, else
+    /// [`AllocatorVariant::DEFAULT`] (the paper's allocator). [`config`](Self::config) keeps the
+    /// variant the heap was made with; this is the one allocations use now.
+    pub fn allocator_variant(&self) -> AllocatorVariant {
+        AllocatorVariant::from_config_bits(self.variants.load(Ordering::Relaxed))
+    }
+
+    /// Allocate as `variant` says from the next kernel on (waits for queued kernels: the
+    /// device's configuration is written while no kernel reads it). Every variant keeps the
+    /// heap's invariants, so the heap may change variant between kernels.
+    pub fn set_allocator_variant(&self, exec: &Executor, variant: AllocatorVariant) -> Result<()> {
+        let bits = variant.config_bits();
+        let at = std::mem::offset_of!(HeapHeader, config) + std::mem::offset_of!(HeapConfig, variants);
+        exec.write_bytes(&self.buffer, at, &bits.to_ne_bytes())?;
+        self.variants.store(bits, Ordering::Relaxed);
+        Ok(())
     }
 
     /// Queue the enumeration of `class`'s blocks; returns the parity the following do-all
@@ -689,6 +714,25 @@ mod tests {
         assert_eq!(heap.enumeration(), Enumeration::Flat);
         assert_eq!("hierarchical".parse::<Enumeration>().unwrap(), Enumeration::Hierarchical);
         assert!("Flat".parse::<Enumeration>().is_err());
+    }
+
+    /// The variant reaches the device's configuration, survives a reset, and can change back.
+    #[test]
+    fn the_allocator_variant_is_written_to_the_device_configuration() {
+        let (exec, heap) = cpu_heap(1 << 20);
+        let from_env = exec.settings().allocator_variant;
+        assert_eq!(heap.allocator_variant(), from_env);
+        assert_eq!(view(&heap).config().variants, from_env.config_bits());
+        let both = AllocatorVariant { coalescing: false, rotation: false };
+        heap.set_allocator_variant(&exec, both).unwrap();
+        assert_eq!(heap.allocator_variant(), both);
+        assert_eq!(view(&heap).config().variants, both.config_bits());
+        heap.reset(&exec).unwrap();
+        assert_eq!(view(&heap).config().variants, both.config_bits(), "reset keeps the variant");
+        // Nothing else of the configuration changed.
+        assert_eq!(*view(&heap).config(), HeapConfig { variants: both.config_bits(), ..*heap.config() });
+        heap.set_allocator_variant(&exec, AllocatorVariant::DEFAULT).unwrap();
+        assert_eq!(view(&heap).config().variants, 0);
     }
 
     /// Both forms, launched as the runtime launches them, list every allocated block of the

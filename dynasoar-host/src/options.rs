@@ -101,3 +101,121 @@ impl FromStr for Enumeration {
         }
     }
 }
+
+/// A variant of DynaSOAr's allocator, for the paper's measurement of what its optimisations
+/// bring (section 7.3, Figure 12(d); DynaSOAr-NoCoal in Table 2). The default is DynaSOAr as
+/// the paper describes it; the others are slower by design. The heap's configuration carries the
+/// variant (`HeapConfig::variants`), which `allocate` reads at run time: one PTX serves all.
+///
+/// Chosen by [`RuntimeBuilder::allocator_variant`](crate::RuntimeBuilder::allocator_variant),
+/// [`DeviceHeap::set_allocator_variant`](crate::DeviceHeap::set_allocator_variant) or
+/// `DYNASOAR_ALLOCATOR_VARIANT=default|nocoal|noshift|nocoal+noshift`. Stores other than
+/// DynaSOAr's heap ignore it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct AllocatorVariant {
+    /// Warp-coalesced allocation requests (paper 4.2): the lanes of a warp that allocate
+    /// objects of one class together are served by one leader. Off: every thread allocates
+    /// alone (DynaSOAr-NoCoal).
+    pub coalescing: bool,
+    /// Bitmap rotation (paper 4.2): each search of a bitmap, and of a block's free slots,
+    /// starts at a position given by a seed per warp that changes with every retry. Off: every
+    /// search is a plain find-first-set from the same position (DynaSOAr-NoShift).
+    pub rotation: bool,
+}
+
+impl Default for AllocatorVariant {
+    fn default() -> Self {
+        AllocatorVariant::DEFAULT
+    }
+}
+
+impl AllocatorVariant {
+    /// DynaSOAr as the paper describes it: coalescing and rotation.
+    pub const DEFAULT: AllocatorVariant = AllocatorVariant { coalescing: true, rotation: true };
+    /// The paper's DynaSOAr-NoCoal: every thread allocates alone.
+    pub const NO_COALESCING: AllocatorVariant = AllocatorVariant { coalescing: false, rotation: true };
+    /// The paper's DynaSOAr-NoShift: no bitmap rotation.
+    pub const NO_ROTATION: AllocatorVariant = AllocatorVariant { coalescing: true, rotation: false };
+
+    /// `default`, `nocoal`, `noshift` or `nocoal+noshift` (what [`FromStr`] reads).
+    pub fn name(self) -> &'static str {
+        match (self.coalescing, self.rotation) {
+            (true, true) => "default",
+            (false, true) => "nocoal",
+            (true, false) => "noshift",
+            (false, false) => "nocoal+noshift",
+        }
+    }
+
+    /// The bits of the heap configuration's `variants` field.
+    pub fn config_bits(self) -> u32 {
+        use dynasoar_device::heap::{VARIANT_NO_COALESCING, VARIANT_NO_ROTATION};
+        (if self.coalescing { 0 } else { VARIANT_NO_COALESCING })
+            | (if self.rotation { 0 } else { VARIANT_NO_ROTATION })
+    }
+
+    /// The variant of a heap configuration's `variants` field (unknown bits are ignored).
+    pub fn from_config_bits(bits: u32) -> Self {
+        use dynasoar_device::heap::{VARIANT_NO_COALESCING, VARIANT_NO_ROTATION};
+        AllocatorVariant {
+            coalescing: bits & VARIANT_NO_COALESCING == 0,
+            rotation: bits & VARIANT_NO_ROTATION == 0,
+        }
+    }
+}
+
+impl std::fmt::Display for AllocatorVariant {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for AllocatorVariant {
+    type Err = Error;
+    /// `default`, or `nocoal`, `noshift` (also `norotation`) or both joined by `+` or `,`.
+    fn from_str(s: &str) -> Result<Self> {
+        let mut variant = AllocatorVariant::DEFAULT;
+        if s == "default" {
+            return Ok(variant);
+        }
+        for part in s.split(['+', ',']) {
+            match part {
+                "nocoal" => variant.coalescing = false,
+                "noshift" | "norotation" => variant.rotation = false,
+                other => {
+                    return Err(Error::InvalidArgument(format!(
+                        "unknown allocator variant `{other}`: expected `default`, `nocoal`, `noshift` or \
+                         `nocoal+noshift`"
+                    )));
+                }
+            }
+        }
+        Ok(variant)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn allocator_variants_parse_print_and_map_to_config_bits() {
+        for variant in [
+            AllocatorVariant::DEFAULT,
+            AllocatorVariant::NO_COALESCING,
+            AllocatorVariant::NO_ROTATION,
+            AllocatorVariant { coalescing: false, rotation: false },
+        ] {
+            assert_eq!(variant.name().parse::<AllocatorVariant>().unwrap(), variant);
+            assert_eq!(AllocatorVariant::from_config_bits(variant.config_bits()), variant);
+        }
+        assert_eq!(AllocatorVariant::default().config_bits(), 0, "the default is the heap's zero");
+        assert_eq!("norotation".parse::<AllocatorVariant>().unwrap(), AllocatorVariant::NO_ROTATION);
+        assert_eq!(
+            "noshift,nocoal".parse::<AllocatorVariant>().unwrap(),
+            AllocatorVariant { coalescing: false, rotation: false }
+        );
+        let e = "fast".parse::<AllocatorVariant>().unwrap_err().to_string();
+        assert!(e.contains("unknown allocator variant `fast`"), "{e}");
+    }
+}

@@ -10,6 +10,7 @@
 //! | `DYNASOAR_JIT` | `whole`, `relocatable` | as the options say | How the CUDA driver compiles the PTX ([`ModuleCompile`]), whatever the executor's options (or the store) chose. |
 //! | `DYNASOAR_CUBIN_DIR` | a folder | unset | Where cubins built ahead of time are (`scripts/gpu-bundle.sh`): one for the PTX and the GPU is loaded instead of compiling the PTX. |
 //! | `DYNASOAR_BLOCK_RUNS` | `on`, `off` | `on` | Whether warps that allocate at least half a block of a class with `ClassSpec::OWNS_BLOCKS` take their slots from runs of blocks reserved for them. |
+//! | `DYNASOAR_ALLOCATOR_VARIANT` | `default`, `nocoal`, `noshift`, `nocoal+noshift` | `default` | A variant of DynaSOAr's allocator for comparisons ([`AllocatorVariant`]): heaps made by this executor's runtimes start with it, where [`RuntimeBuilder::allocator_variant`](crate::RuntimeBuilder::allocator_variant) does not say. |
 //! | `DYNASOAR_ENUMERATION` | `flat`, `hierarchical` | the builder's ([`Enumeration::Hierarchical`]) | How the heap lists a class's blocks before a do-all, where [`RuntimeBuilder::enumeration`](crate::RuntimeBuilder::enumeration) does not say (and for heaps made without a builder). |
 //! | `DYNASOAR_DO_ALL` | `auto`, `plain`, `streaming`, `adaptive` | the builder's ([`DoAllLoop::Auto`]) | Which loop `parallel_do` kernels run, over [`RuntimeBuilder::do_all_loop`](crate::RuntimeBuilder::do_all_loop). |
 //! | `DYNASOAR_DO_ALL_REPORT` | `1` (on), `0` (off) | off | Print each method's do-all loop and why when the runtime is dropped. |
@@ -20,7 +21,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 
 use crate::error::{Error, Result};
-use crate::options::{Backend, DoAllLoop, Enumeration, ModuleCompile};
+use crate::options::{AllocatorVariant, Backend, DoAllLoop, Enumeration, ModuleCompile};
 
 /// The `DYNASOAR_*` environment variables that the host reads (see the table in the module
 /// documentation). [`Default`] is the settings of an environment that sets none of them.
@@ -39,6 +40,8 @@ pub struct Settings {
     pub cubin_dir: Option<PathBuf>,
     /// `DYNASOAR_BLOCK_RUNS`.
     pub block_runs: bool,
+    /// `DYNASOAR_ALLOCATOR_VARIANT`.
+    pub allocator_variant: AllocatorVariant,
     /// `DYNASOAR_ENUMERATION`.
     pub enumeration: Option<Enumeration>,
     /// `DYNASOAR_DO_ALL`.
@@ -60,6 +63,7 @@ impl Default for Settings {
             jit: None,
             cubin_dir: None,
             block_runs: true,
+            allocator_variant: AllocatorVariant::DEFAULT,
             enumeration: None,
             do_all: None,
             do_all_report: false,
@@ -103,6 +107,13 @@ impl Settings {
                 _ => None,
             })?
             .unwrap_or(defaults.block_runs),
+            allocator_variant: read(
+                lookup,
+                "DYNASOAR_ALLOCATOR_VARIANT",
+                "default, nocoal, noshift or nocoal+noshift",
+                |v| v.parse().ok(),
+            )?
+            .unwrap_or(defaults.allocator_variant),
             enumeration: read(lookup, "DYNASOAR_ENUMERATION", "flat or hierarchical", |v| v.parse().ok())?,
             do_all: read(lookup, "DYNASOAR_DO_ALL", "auto, plain, streaming or adaptive", |v| match v {
                 "auto" => Some(DoAllLoop::Auto),
@@ -154,7 +165,7 @@ mod tests {
 
     use super::Settings;
     use crate::error::Result;
-    use crate::options::{Backend, DoAllLoop, Enumeration, ModuleCompile};
+    use crate::options::{AllocatorVariant, Backend, DoAllLoop, Enumeration, ModuleCompile};
 
     fn settings(vars: &[(&str, &str)]) -> Result<Settings> {
         Settings::from_lookup(|name| vars.iter().find(|(n, _)| *n == name).map(|(_, v)| OsString::from(v)))
@@ -175,6 +186,7 @@ mod tests {
         assert!(!s.profile && !s.sync_each_launch && !s.do_all_report);
         assert_eq!((s.backend, s.cpu_threads, s.jit, s.do_all, s.cubin_dir), (None, None, None, None, None));
         assert_eq!(s.enumeration, None);
+        assert_eq!(s.allocator_variant, AllocatorVariant::DEFAULT);
     }
 
     #[test]
@@ -186,6 +198,7 @@ mod tests {
             ("DYNASOAR_JIT", "relocatable"),
             ("DYNASOAR_CUBIN_DIR", "/tmp/cubins"),
             ("DYNASOAR_BLOCK_RUNS", "off"),
+            ("DYNASOAR_ALLOCATOR_VARIANT", "nocoal+noshift"),
             ("DYNASOAR_ENUMERATION", "flat"),
             ("DYNASOAR_DO_ALL", "streaming"),
             ("DYNASOAR_DO_ALL_REPORT", "1"),
@@ -202,6 +215,7 @@ mod tests {
                 jit: Some(ModuleCompile::Relocatable),
                 cubin_dir: Some(PathBuf::from("/tmp/cubins")),
                 block_runs: false,
+                allocator_variant: AllocatorVariant { coalescing: false, rotation: false },
                 enumeration: Some(Enumeration::Flat),
                 do_all: Some(DoAllLoop::Streaming),
                 do_all_report: true,
@@ -228,10 +242,12 @@ mod tests {
             ("DYNASOAR_JIT", "whole"),
             ("DYNASOAR_DO_ALL", "adaptive"),
             ("DYNASOAR_ENUMERATION", "hierarchical"),
+            ("DYNASOAR_ALLOCATOR_VARIANT", "noshift"),
         ])
         .unwrap();
         assert!(!s.sync_each_launch && s.reuse_listings && s.block_runs);
         assert_eq!(s.enumeration, Some(Enumeration::Hierarchical));
+        assert_eq!(s.allocator_variant, AllocatorVariant::NO_ROTATION);
         assert_eq!((s.jit, s.do_all), (Some(ModuleCompile::WholeProgram), Some(DoAllLoop::Adaptive)));
     }
 
@@ -255,6 +271,7 @@ mod tests {
             ("DYNASOAR_DO_ALL_REPORT", "true", "1 or 0"),
             ("DYNASOAR_REUSE_LISTINGS", "off", "0 or 1"),
             ("DYNASOAR_ENUMERATION", "Flat", "flat or hierarchical"),
+            ("DYNASOAR_ALLOCATOR_VARIANT", "fast", "default, nocoal, noshift or nocoal+noshift"),
         ] {
             let message = error(&[(name, value)]);
             assert!(message.contains(&format!("{name}={value}: expected {expected}")), "{message}");
@@ -287,7 +304,7 @@ mod tests {
             .map(|l| format!("DYNASOAR_{}", &l[..l.find('`').unwrap()]))
             .collect();
         rows.sort();
-        assert_eq!(read.len(), 11);
+        assert_eq!(read.len(), 12);
         assert_eq!(read, rows);
     }
 }

@@ -32,7 +32,7 @@ use crate::block::{BlockHeader, Reservation, preset_mask};
 use crate::class::ClassSpec;
 use crate::handle::RawHandle;
 #[cfg(not(loom))]
-use crate::heap::{Heap, block_at};
+use crate::heap::{Heap, VARIANT_NO_COALESCING, VARIANT_NO_ROTATION, block_at};
 
 /// Blocks (of all classes) that may be opened at once: past this, a leader that finds no active
 /// block waits for one to be published instead of opening another. Enough for full throughput
@@ -99,6 +99,12 @@ pub trait BlockStore {
     /// Whether leaders of classes that opt in take their slots from runs of blocks (see
     /// `runs`).
     fn runs_enabled(&self) -> bool;
+    /// Whether searches of bitmaps and blocks rotate by a seed per warp and retry (paper 4.2,
+    /// the default); `false` in the paper's NoShift variant, where every search is a plain
+    /// find-first-set (the leaders' seed is then 0, see `first_seed`).
+    fn rotation(&self) -> bool {
+        true
+    }
     /// This warp's entry of `class`'s run table (see `runs`).
     fn run_entry(&self, class: u8) -> &Atomic64;
     /// Every entry of `class`'s run table (to release the runs when blocks run out).
@@ -179,6 +185,10 @@ impl BlockStore for Heap<'_> {
         self.config().block_runs != 0
     }
     #[inline(always)]
+    fn rotation(&self) -> bool {
+        self.config().variants & VARIANT_NO_ROTATION == 0
+    }
+    #[inline(always)]
     fn run_entry(&self, class: u8) -> &Atomic64 {
         Heap::run_entry(self, class)
     }
@@ -207,9 +217,17 @@ impl BlockStore for Heap<'_> {
 /// A first seed for this warp's searches: its global id, mixed with the clock so that repeated
 /// allocations of one warp do not retrace the same path.
 #[inline(always)]
-pub(super) fn warp_seed() -> u64 {
+fn warp_seed() -> u64 {
     let w = arch::global_warp_id() as u64;
     (w.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ arch::clock64().wrapping_mul(0xBF58_476D_1CE4_E5B9)) | 1
+}
+
+/// The seed of a leader's searches: [`warp_seed`] (never 0), or 0 where the store does not
+/// rotate ([`BlockStore::rotation`]). A seed of 0 rotates nothing, and its retries keep it 0
+/// (`next_seed`), so every search of that leader is a plain find-first-set.
+#[inline(always)]
+pub(super) fn first_seed<S: BlockStore>(store: &S) -> u64 {
+    if store.rotation() { warp_seed() } else { 0 }
 }
 
 #[cfg(not(loom))]
@@ -217,7 +235,8 @@ impl Heap<'_> {
     /// Allocate an object of class `C`: its handle, or `None` when the heap is out of memory
     /// (the heap's `OUT_OF_MEMORY` error is raised for the host to report).
     ///
-    /// Lanes of a warp calling this together are served by one leader.
+    /// Lanes of a warp calling this together are served by one leader, unless the heap is the
+    /// paper's NoCoal variant ([`VARIANT_NO_COALESCING`]): then each lane allocates alone.
     ///
     /// Out of line, with the whole allocator inlined into it: the kernels that allocate then
     /// pay for one call, not for the allocator's registers around their own values (when only
@@ -225,7 +244,19 @@ impl Heap<'_> {
     /// spilled 120 -> 172 bytes and ran 8% slower).
     #[inline(never)]
     pub fn allocate<C: ClassSpec>(&self) -> Option<RawHandle> {
-        allocate_in_group::<C, _, DEFAULT_LOSSES_BEFORE_NEW_BLOCK>(self, WarpGroup::current())
+        // The group of `WarpGroup::current()`, or of this lane alone in the NoCoal variant: a
+        // select of the mask, from which the rest follows as for any group. (Choosing between
+        // `current()` and `solo()` instead cost allocating kernels 2 to 12 registers.)
+        let mask = arch::activemask();
+        let mask =
+            if self.config().variants & VARIANT_NO_COALESCING == 0 { mask } else { 1 << arch::lane_id() };
+        let group = WarpGroup {
+            mask,
+            leader: mask.trailing_zeros(),
+            rank: (mask & arch::lanemask_lt()).count_ones(),
+            size: mask.count_ones(),
+        };
+        allocate_in_group::<C, _, DEFAULT_LOSSES_BEFORE_NEW_BLOCK>(self, group)
     }
 
     /// [`allocate`](Self::allocate) with a leader that opens a new block after losing the race
@@ -236,7 +267,8 @@ impl Heap<'_> {
     }
 
     /// Allocate without combining requests within the warp (each thread its own leader); the
-    /// paper's DynaSOAr-NoCoal variant, kept for comparison.
+    /// paper's DynaSOAr-NoCoal variant in code (a heap with [`VARIANT_NO_COALESCING`] makes
+    /// [`allocate`](Self::allocate) do this at run time).
     #[inline]
     pub fn allocate_uncoalesced<C: ClassSpec>(&self) -> Option<RawHandle> {
         allocate_in_group::<C, _, DEFAULT_LOSSES_BEFORE_NEW_BLOCK>(self, WarpGroup::solo())
@@ -313,7 +345,7 @@ pub fn allocate_in_group<C: ClassSpec, S: BlockStore, const LOSSES: u32>(
             group = group.without_lowest(served);
         }
     }
-    let mut seed = warp_seed();
+    let mut seed = first_seed(store);
     let mut handed_out = 0u32;
     let mut mine = None;
     let mut leader_starved = false;

@@ -22,7 +22,7 @@
 //! - Any warp may take slots from any run (the entry is the only state), so a run left by a
 //!   warp that exited is simply continued by the next one on its slot.
 
-use super::{BlockLayout, BlockStore, claim_free_blocks, load_latest64, release_slots, warp_seed};
+use super::{BlockLayout, BlockStore, claim_free_blocks, first_seed, load_latest64, release_slots};
 use crate::arch::{self, atomic::Atomic64, ones_from};
 use crate::bitmap::next_seed;
 use crate::block::preset_mask;
@@ -172,7 +172,7 @@ fn open<C: ClassSpec, S: BlockStore>(store: &S, wanted: u32, entry: &Atomic64, s
     // to it, where the free blocks it did not get last time may still be.
     let len = old.map_or(1, |r| (r.len * 2).min(MAX_RUN_BLOCKS));
     let near = old.map(|r| r.first + r.len as u64);
-    let Some((first, len)) = claim_blocks(store, len, warp_seed(), near) else {
+    let Some((first, len)) = claim_blocks(store, len, first_seed(store), near) else {
         // No block to open. Clear the exhausted run, so that the adds of the warps on this
         // entry do not grow its cursor meanwhile (see `CURSOR_SHIFT`).
         let now = entry.load();

@@ -27,6 +27,15 @@ use crate::handle::ADDRESS_LIMIT;
 /// Classes a heap can hold.
 pub const MAX_CLASSES: usize = 64;
 
+/// [`HeapConfig::variants`] bit: every thread allocates alone, without warp-coalesced
+/// allocation requests (the paper's DynaSOAr-NoCoal, Table 2).
+pub const VARIANT_NO_COALESCING: u32 = 1;
+
+/// [`HeapConfig::variants`] bit: bitmap searches and slot reservations never rotate by a seed,
+/// every one is a plain find-first-set from the same position (the paper's DynaSOAr-NoShift,
+/// section 7.3).
+pub const VARIANT_NO_ROTATION: u32 = 2;
+
 /// Marks a valid heap header.
 pub const HEAP_MAGIC: u64 = 0x6479_6e61_736f_6172; // "dynasoar"
 
@@ -61,7 +70,11 @@ pub struct HeapConfig {
     /// from runs of blocks (1) or search and open blocks like every other leader (0); see the
     /// allocator's `runs`.
     pub block_runs: u32,
-    pub _reserved: u32,
+    /// Variants of the allocator, for the paper's comparison of them (section 7.3, Figure
+    /// 12(d)): [`VARIANT_NO_COALESCING`] and [`VARIANT_NO_ROTATION`] bits; 0 (the default) is
+    /// DynaSOAr as the paper describes it. `allocate` reads it at run time, so one PTX serves
+    /// every variant.
+    pub variants: u32,
     pub geometry: BitmapGeometry,
     /// Objects per block of each class.
     pub class_objects: [u32; MAX_CLASSES],
@@ -280,7 +293,7 @@ impl HeapPlan {
             num_classes: classes as u32,
             run_slots: run_slots as u32,
             block_runs: 1,
-            _reserved: 0,
+            variants: 0,
             geometry,
             class_objects: objects,
         };

@@ -12,7 +12,7 @@ use super::profile::Profile;
 use crate::backend::{Backend, Executor, ExecutorOptions};
 use crate::do_all::{DoAllLoop, LoopTuner};
 use crate::error::{Error, Result};
-use crate::heap::{DeviceHeap, Enumeration};
+use crate::heap::{AllocatorVariant, DeviceHeap, Enumeration};
 use crate::store::{DynasoarStore, ModelPtx, StoreFactory, StoreSpec};
 
 /// Heap size when the builder is not told.
@@ -36,6 +36,8 @@ pub struct RuntimeBuilder<A> {
     do_all_loop: DoAllLoop,
     /// `None`: as `DYNASOAR_ENUMERATION` says.
     enumeration: Option<Enumeration>,
+    /// `None`: as `DYNASOAR_ALLOCATOR_VARIANT` says.
+    allocator_variant: Option<AllocatorVariant>,
     _alloc: PhantomData<fn() -> A>,
 }
 
@@ -56,6 +58,7 @@ impl<A: AllocatorSpec> Runtime<A> {
             reuse_listings: None,
             do_all_loop: DoAllLoop::Auto,
             enumeration: None,
+            allocator_variant: None,
             _alloc: PhantomData,
         }
     }
@@ -204,6 +207,17 @@ impl<A: AllocatorSpec> RuntimeBuilder<A> {
         self
     }
 
+    /// Which variant of DynaSOAr's allocator the heap runs (default
+    /// [`AllocatorVariant::DEFAULT`], the paper's, or as `DYNASOAR_ALLOCATOR_VARIANT` says where
+    /// this is not called): the paper's DynaSOAr-NoCoal and -NoShift, for measuring what warp
+    /// coalescing and bitmap rotation bring (its Figure 12(d)). Every variant computes the same
+    /// objects; they differ in speed and in where objects land. Stores other than DynaSOAr's
+    /// heap ignore it.
+    pub fn allocator_variant(mut self, variant: AllocatorVariant) -> Self {
+        self.allocator_variant = Some(variant);
+        self
+    }
+
     pub fn build(self) -> Result<Runtime<A>> {
         let heap_bytes =
             if self.heap_objects.is_empty() { self.heap_bytes } else { self.bytes_for_objects()? };
@@ -222,6 +236,11 @@ impl<A: AllocatorSpec> RuntimeBuilder<A> {
             (self.enumeration, store.as_any().downcast_ref::<DeviceHeap>())
         {
             heap.set_enumeration(enumeration);
+        }
+        if let (Some(variant), Some(heap)) =
+            (self.allocator_variant, store.as_any().downcast_ref::<DeviceHeap>())
+        {
+            heap.set_allocator_variant(&exec, variant)?;
         }
         let listings = (store.lists_classes() && reuse_listings).then(|| Mutex::new(Listings::new(&exec)));
         Ok(Runtime {
