@@ -4,8 +4,8 @@
 # difference per step is what the library adds. Per-step microseconds go to the summary.
 OVERHEAD_RUNS=(
   "wa-tor --width 64 --height 64 --steps 2000"
-  "game-of-life --size 64x64 --steps 2000"
-  "generation --size 64x64 --steps 2000"
+  "game-of-life --pattern random:64x64 --steps 2000"
+  "generation --pattern random:64x64 --steps 2000"
   "traffic --intersections 64 --steps 2000"
   "structure --nodes 256 --springs 512 --steps 2000"
 )
