@@ -26,6 +26,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
 use dynasoar::baselines::malloc::MallocKind;
+use dynasoar::host::heap::AllocatorVariant;
 use dynasoar::host::{Backend, BackendKind, Executor, ExecutorOptions};
 use dynasoar_examples::MODELS_PTX;
 
@@ -50,9 +51,11 @@ enum Command {
     Synthetic(SyntheticArgs),
     /// Registers (and stack) of every allocator's malloc and free, from `ptxas -v`.
     Registers(RegistersArgs),
-    /// The DynaSOAr paper's Figures 10 (every app on every allocator, enumeration time
-    /// apart), 11 (largest problem size at a fixed heap) and 12 (Wa-Tor time per step).
-    Apps(AppsArgs),
+    /// The DynaSOAr paper's Figures 10 (every app on every allocator and both baselines, the
+    /// run without enumeration and the enumeration apart), 11 (largest problem size in one heap
+    /// per app, relative to the AOS baseline) and 12 (Wa-Tor at the paper's size: time per
+    /// step, the problem-size sweep, fragmentation both ways, the allocator's variants).
+    Apps(Box<AppsArgs>),
     /// Real workloads: a dynamic graph (initialisation and updates, survey 4.4.3-4.4.4) and a
     /// kd-tree build (`000_...` section 6, Table 2).
     Workloads(WorkloadsArgs),
@@ -99,13 +102,19 @@ struct AppsArgs {
     /// Apps of Figure 10, comma-separated (default: all).
     #[arg(long, value_delimiter = ',', value_enum)]
     apps: Vec<apps::App>,
-    /// Apps of Figure 11, comma-separated (default: wa-tor,structure).
+    /// Apps of Figure 11, comma-separated (default: all).
     #[arg(long, value_delimiter = ',', value_enum)]
     fig11_apps: Vec<apps::App>,
+    /// Allocators of Figure 11, comma-separated (default: those of `--allocators`).
+    #[arg(long, value_delimiter = ',', value_parser = parse_allocator)]
+    fig11_allocators: Vec<MallocKind>,
+    /// Allocators of Figure 12 (a) and (b), comma-separated (default: those of `--allocators`).
+    #[arg(long, value_delimiter = ',', value_parser = parse_allocator)]
+    fig12_allocators: Vec<MallocKind>,
     /// Leave out DynaSOAr's own heap (it is measured by default, next to `--allocators`).
     #[arg(long)]
     no_dynasoar: bool,
-    /// Leave out the hand-written SOA baseline of Figure 10.
+    /// Leave out the hand-written SOA and AOS baselines of Figure 10.
     #[arg(long)]
     no_baseline: bool,
     /// CI-size runs on the CPU (seconds per run).
@@ -114,18 +123,69 @@ struct AppsArgs {
     /// The paper's problem sizes and steps (hours on a GPU); default: a fraction of them.
     #[arg(long)]
     full: bool,
-    /// Steps of every run of Figures 10 and 12 (default: per app and scale, see README).
+    /// Steps of every run of Figures 10 and 12 (default: per app and scale, see README;
+    /// `--fig12-steps` takes precedence).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     steps: Option<u32>,
-    /// Heap of Figure 11 in MiB (default: 4 with --quick, else 1024).
+    /// Heap of Figure 11 in MiB, the same for every app (default: per app,
+    /// `--fig11-heap-factor` times the AOS baseline's memory at its Figure 10 size).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=(1 << 20)))]
     heap_mib: Option<u64>,
+    /// Figure 11's heap per app, in multiples of the AOS baseline's memory at its Figure 10
+    /// size (where `--heap-mib` is not given).
+    #[arg(long, default_value_t = 4.0)]
+    fig11_heap_factor: f64,
     /// Most runs of the size search of Figure 11, per app and allocator.
     #[arg(long, default_value_t = 12, value_parser = clap::value_parser!(u32).range(1..=64))]
     fig11_probes: u32,
+    /// Steps of Figure 11's runs (default: 20, 5 with --quick; 0, the setup alone, for the
+    /// apps that allocate only when they set up: n-body, collision, structure).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    fig11_steps: Option<u32>,
+    /// Figure 11's size searches run this many at a time (they measure sizes, not times, so
+    /// they may share the GPU).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=64))]
+    jobs: u16,
     /// Figure 12 reports the mean step time of chunks of this many steps.
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     chunk: u32,
+    /// Figure 12's ocean width (its height is 5/4 of it; default: the paper's 2048, 40 with
+    /// --quick).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(4..=65_536))]
+    fig12_size: Option<u32>,
+    /// Steps of Figure 12's runs (default: the paper's 500; 20 with --quick).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    fig12_steps: Option<u32>,
+    /// Figure 12(d): variants of DynaSOAr's allocator besides the default, comma-separated:
+    /// nocoal, noshift (default: both; `--variants default` runs none).
+    #[arg(long, value_delimiter = ',')]
+    variants: Vec<dynasoar::host::heap::AllocatorVariant>,
+    /// Figure 12(d): the heap of DynaSOAr's default and of its variants there, in MiB (default:
+    /// 4096; the app's default with --quick). NoShift leaves blocks sparse: on an H200 it ran
+    /// out of the app's default heap for the paper's ocean.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=(1 << 20)))]
+    variant_heap_mib: Option<u64>,
+    /// Figure 12(d): the time limit of each run there, in seconds (NoShift is slower by
+    /// design: on an H200, 27 s for the paper's ocean).
+    #[arg(long, default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    variant_timeout_s: u64,
+    /// Figure 12(b): ocean widths of the problem-size sweep, comma-separated (default:
+    /// 512,1024,1448,2048,2896,4096; 24,32,48 with --quick; none: `--sweep 0`).
+    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u32).range(0..=65_536))]
+    sweep: Vec<u32>,
+    /// Figure 12(b): the allocators of the sweep, comma-separated (default: those of Figure 12).
+    #[arg(long, value_delimiter = ',', value_parser = parse_allocator)]
+    sweep_allocators: Vec<MallocKind>,
+    /// Figure 12(b): the heap of every store in MiB (default: the paper's 512; 4 with --quick).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=(1 << 20)))]
+    sweep_heap_mib: Option<u64>,
+    /// Figure 12(b): steps of each run (default: Figure 12's).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    sweep_steps: Option<u32>,
+    /// Stop starting runs after this many seconds: the rest are recorded as `skipped`, and
+    /// every file is still written (for a step with a hard time limit).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    budget_s: Option<u64>,
     /// Time limit of one run in seconds; a run past it is killed and reported as `timeout`.
     #[arg(long, default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..=86_400))]
     timeout_s: u64,
@@ -419,28 +479,68 @@ fn run_apps(args: &AppsArgs) -> anyhow::Result<()> {
     };
     let mut stores: Vec<Option<&'static str>> = Vec::new();
     if !args.no_baseline {
-        stores.push(None);
+        stores.extend([None, Some(apps::AOS)]);
     }
-    if !args.no_dynasoar {
-        stores.push(Some("dynasoar"));
-    }
-    stores.extend(args.common.kinds().into_iter().map(|k| Some(k.name())));
+    // DynaSOAr (unless left out) and the allocators of `given`, or of `--allocators`.
+    let dsl_stores = |given: &[MallocKind]| {
+        let mut list: Vec<&'static str> = Vec::new();
+        if !args.no_dynasoar {
+            list.push("dynasoar");
+        }
+        let kinds = if given.is_empty() { args.common.kinds() } else { given.to_vec() };
+        list.extend(kinds.into_iter().map(|k| k.name()));
+        list
+    };
+    stores.extend(dsl_stores(&[]).into_iter().map(Some));
+    let fig12_stores = dsl_stores(&args.fig12_allocators);
+    let variants: Vec<_> = if args.variants.is_empty() {
+        vec![AllocatorVariant::NO_COALESCING, AllocatorVariant::NO_ROTATION]
+    } else {
+        args.variants.iter().copied().filter(|v| *v != AllocatorVariant::DEFAULT).collect()
+    };
+    let sweep: Vec<u32> = match (&args.sweep[..], args.quick) {
+        ([], true) => vec![24, 32, 48],
+        ([], false) => vec![512, 1024, 1448, 2048, 2896, 4096],
+        (given, _) => given.iter().copied().filter(|&w| w > 0).collect(),
+    };
     let plan = apps::Plan {
         figures: if args.figures.is_empty() { vec![10, 11, 12] } else { args.figures.clone() },
         apps: if args.apps.is_empty() { apps::App::ALL.to_vec() } else { args.apps.clone() },
         stores,
         scale,
         steps: args.steps,
-        heap_bytes: args.heap_mib.unwrap_or(if args.quick { 4 } else { 1024 }) << 20,
+        fig11_heap_bytes: args.heap_mib.map(|m| m << 20),
+        fig11_heap_factor: args.fig11_heap_factor,
         fig11_apps: if args.fig11_apps.is_empty() {
-            vec![apps::App::Wator, apps::App::Structure]
+            apps::App::ALL.to_vec()
         } else {
             args.fig11_apps.clone()
         },
+        fig11_stores: dsl_stores(&args.fig11_allocators),
         fig11_probes: args.fig11_probes,
+        fig11_steps: args.fig11_steps,
+        jobs: usize::from(args.jobs),
         chunk: args.chunk,
+        sweep_stores: if args.sweep_allocators.is_empty() {
+            fig12_stores.clone()
+        } else {
+            dsl_stores(&args.sweep_allocators)
+        },
+        fig12_stores,
+        fig12_size: args.fig12_size,
+        fig12_steps: args.fig12_steps,
+        variants,
+        variant_heap_bytes: args.variant_heap_mib.or((!args.quick).then_some(4096)).map(|m| m << 20),
+        variant_timeout: std::time::Duration::from_secs(args.variant_timeout_s),
+        sweep,
+        sweep_heap_bytes: args.sweep_heap_mib.unwrap_or(if args.quick { 4 } else { 512 }) << 20,
+        sweep_steps: args.sweep_steps,
         perturb_store: args.test_wrong_result.clone(),
     };
+    anyhow::ensure!(
+        args.fig11_heap_factor.is_finite() && args.fig11_heap_factor > 0.0,
+        "--fig11-heap-factor must be positive"
+    );
     // Start the backend here once: a missing GPU fails now with one message, not once per run.
     let exec = Executor::new(MODELS_PTX, args.backend.options(true)).context("cannot start the backend")?;
     let backend = exec.kind();
@@ -455,10 +555,12 @@ fn run_apps(args: &AppsArgs) -> anyhow::Result<()> {
         backend_args,
         backend: backend.name(),
         timeout: std::time::Duration::from_secs(args.timeout_s),
+        deadline: args.budget_s.map(|s| std::time::Instant::now() + std::time::Duration::from_secs(s)),
     };
+    let cpu = runner.on_cpu(args.backend.cpu_threads);
     eprintln!("dynasoar-bench apps: figures {:?} on {description}", plan.figures);
     let bar = progress(args.common.quiet);
-    let records = apps::run(&runner, &plan, out, &bar)?;
+    let records = apps::run(&runner, &cpu, &plan, out, &bar)?;
     bar.finish_and_clear();
     let table = record::table(&records);
     let summary = apps::summary(&records);

@@ -96,19 +96,55 @@ pub struct Record {
     /// Apps: the whole run (enumeration included).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub total_ms: Option<f64>,
-    /// Apps: the part of the run spent enumerating objects (DynaSOAr's parallel-do).
+    /// Apps: the part of the run spent enumerating objects (DynaSOAr's parallel-do, or the
+    /// `parallel_do` helper of a general allocator).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub enum_ms: Option<f64>,
+    /// Apps: the run without its enumeration (`total_ms - enum_ms`): the time the paper's
+    /// Figures 10 and 12 compare (section 7: the helper's enumeration "should not be taken into
+    /// account when comparing the performance of different allocators").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run_ms: Option<f64>,
+    /// Apps: the variant of DynaSOAr's allocator (`nocoal`, `noshift`; Figure 12(d)); absent
+    /// for the default and for other stores.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub variant: Option<String>,
+    /// Figure 11: the app's problem size at `size` (cells of the grid apps, bodies, nodes,
+    /// intersections), which Figure 11 compares.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub problem_size: Option<u64>,
+    /// Figure 11's summaries: `problem_size` over the AOS baseline's largest (the paper's
+    /// Figure 11 is relative to Baseline (AOS)); absent where that baseline has no size.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub relative_to_aos: Option<f64>,
+    /// Figure 11's baselines: bytes of device memory the baseline allocated at `size` (its
+    /// peak, measured on the CPU backend).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub footprint_bytes: Option<u64>,
     /// Apps: the fixed heap of Figure 11.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub heap_bytes: Option<u64>,
-    /// Figure 12: mean time per step of each chunk of steps.
+    /// Figure 12: mean time per step of each chunk of steps, enumeration left out (as the
+    /// paper's Figure 12 leaves it out).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub chunk_ms: Vec<f64>,
-    /// Figure 12: DynaSOAr's fragmentation at the end of each chunk (unused slots of allocated
-    /// blocks, paper 7.3).
+    /// Figure 12: mean enumeration time per step of each chunk (not in `chunk_ms`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub chunk_enum_ms: Vec<f64>,
+    /// Figure 12: DynaSOAr's fragmentation at the end of each chunk as the paper defines it
+    /// (7.3): the unused slots of the allocated blocks of every class, the ocean's cells
+    /// included, over all their slots (the original's `DBG_calculate_fragmentation`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub chunk_fragmentation: Vec<f64>,
+    /// Figure 12: the same at the end of each chunk over the classes the run allocates and
+    /// frees only (Wa-Tor's fish and sharks, whose slots the original's Wa-Tor benchmark
+    /// prints), for comparison.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub chunk_fragmentation_agents: Vec<f64>,
+    /// Figure 12: per class at the end of the run, `name slots/objects` (slots: allocated
+    /// blocks times objects per block).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub classes: Option<String>,
     /// Apps: what the run computed, as the app's `--compare` compares it (a fingerprint of the
     /// final state, or body count and checksums).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -148,9 +184,17 @@ impl Record {
             steps: None,
             total_ms: None,
             enum_ms: None,
+            run_ms: None,
+            variant: None,
+            problem_size: None,
+            relative_to_aos: None,
+            footprint_bytes: None,
             heap_bytes: None,
             chunk_ms: Vec::new(),
+            chunk_enum_ms: Vec::new(),
             chunk_fragmentation: Vec::new(),
+            chunk_fragmentation_agents: Vec::new(),
+            classes: None,
             result: None,
             expected: None,
             note: None,
@@ -166,7 +210,9 @@ impl Record {
     /// Column names of [`csv_row`](Self::csv_row).
     pub const CSV_HEADER: &'static str = "test,allocator,backend,mode,size,size_min,threads,status,failed,runs,\
         alloc_ms,free_ms,write_ms,range_bytes,requested_bytes,usable_fraction,rounds,corrupt,\
-        app,steps,total_ms,enum_ms,heap_bytes,chunk_ms,chunk_fragmentation,result,expected,note";
+        app,steps,total_ms,enum_ms,run_ms,variant,problem_size,relative_to_aos,footprint_bytes,\
+        heap_bytes,chunk_ms,chunk_enum_ms,chunk_fragmentation,chunk_fragmentation_agents,classes,result,\
+        expected,note";
 
     /// The record as one CSV row (empty cells for what was not measured).
     pub fn csv_row(&self) -> String {
@@ -176,6 +222,9 @@ impl Record {
         // In quotes (the text may hold commas), with no quotes inside.
         fn quoted(text: Option<&str>) -> String {
             format!("\"{}\"", text.unwrap_or("").replace('"', "'"))
+        }
+        fn list(values: &[f64]) -> String {
+            values.iter().map(|v| format!("{v:.4}")).collect::<Vec<_>>().join(";")
         }
         [
             self.test.to_string(),
@@ -200,10 +249,18 @@ impl Record {
             opt(self.steps),
             opt(self.total_ms),
             opt(self.enum_ms),
+            opt(self.run_ms),
+            self.variant.clone().unwrap_or_default(),
+            opt(self.problem_size),
+            opt(self.relative_to_aos),
+            opt(self.footprint_bytes),
             opt(self.heap_bytes),
             // `;`-separated, so the list stays one cell.
-            self.chunk_ms.iter().map(|t| format!("{t:.4}")).collect::<Vec<_>>().join(";"),
-            self.chunk_fragmentation.iter().map(|f| format!("{f:.4}")).collect::<Vec<_>>().join(";"),
+            list(&self.chunk_ms),
+            list(&self.chunk_enum_ms),
+            list(&self.chunk_fragmentation),
+            list(&self.chunk_fragmentation_agents),
+            quoted(self.classes.as_deref()),
             quoted(self.result.as_deref()),
             quoted(self.expected.as_deref()),
             quoted(self.note.as_deref()),
@@ -266,9 +323,13 @@ pub fn table(records: &[Record]) -> String {
             (None, None, Some(app)) => {
                 let mean = (!r.chunk_ms.is_empty())
                     .then(|| r.chunk_ms.iter().sum::<f64>() / r.chunk_ms.len() as f64);
-                match (r.total_ms, mean) {
-                    (Some(total), _) => format!("{app} run {total:.2} ms enum {} ms", ms(r.enum_ms)),
-                    (None, Some(step)) => format!("{app} {step:.3} ms/step"),
+                let variant = r.variant.as_deref().map(|v| format!(" {v}")).unwrap_or_default();
+                match (r.run_ms.or(r.total_ms), mean, r.footprint_bytes) {
+                    (_, _, Some(bytes)) => format!("{app} {} MiB", bytes as f64 / f64::from(1 << 20)),
+                    (_, Some(step), _) => format!("{app}{variant} {step:.3} ms/step"),
+                    (Some(run), None, _) => {
+                        format!("{app}{variant} run {run:.2} ms enum {} ms", ms(r.enum_ms))
+                    }
                     _ => app.to_string(),
                 }
             }
