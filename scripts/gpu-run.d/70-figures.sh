@@ -1,7 +1,7 @@
 # dynasoar-bench apps: the DynaSOAr paper's Figures 10-12 as the paper defines them, every run
 # checked against its app's SOA baseline (a wrong result fails the step), results under
 # $OUT/bench/apps:
-# - Figure 10: every app on DynaSOAr, every general allocator and both baselines (SOA, AOS), 20
+# - Figure 10: every app on DynaSOAr, 15 general allocators and both baselines (SOA, AOS), 20
 #   steps; the run without enumeration, the enumeration apart;
 # - Figure 12 (before 11, which takes the time left): Wa-Tor at the paper's 2048 x 2560 for 500
 #   steps on DynaSOAr and five allocators, (b) the sweep of oceans in a 512 MiB heap, (d)
