@@ -43,6 +43,20 @@ pub struct DeviceHeap {
     variants: AtomicU32,
 }
 
+/// Heaps of at least this many blocks enumerate hierarchically unless told otherwise, smaller
+/// ones flat. Measured on an H200 (`dynasoar-bench enumeration`,
+/// docs/results/2026-11-26-perf/enumeration.txt): the flat form was faster at every fill up to
+/// 1.56M blocks (1 GiB; hierarchical 0.50-0.97x the speed, its two launches cost more than a
+/// small heap's scan), the hierarchical one from 6.2M blocks (4 GiB) on at all but one fill
+/// (1.05-3.7x), and in between it depended on the fill.
+const HIERARCHICAL_FROM_BLOCKS: u64 = 4_000_000;
+
+/// The enumeration of a heap of `blocks` blocks where neither the builder nor
+/// `DYNASOAR_ENUMERATION` chose one (see [`HIERARCHICAL_FROM_BLOCKS`]).
+fn default_enumeration(blocks: u64) -> Enumeration {
+    if blocks >= HIERARCHICAL_FROM_BLOCKS { Enumeration::Hierarchical } else { Enumeration::Flat }
+}
+
 /// What an enumeration of a class listed (see [`DeviceHeap::listing`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Listing {
@@ -87,7 +101,8 @@ impl DeviceHeap {
             classes: classes.to_vec(),
             parity: classes.iter().map(|_| AtomicU32::new(0)).collect(),
             hierarchical: AtomicBool::new(
-                exec.settings().enumeration.unwrap_or_default() == Enumeration::Hierarchical,
+                exec.settings().enumeration.unwrap_or(default_enumeration(plan.config.num_blocks))
+                    == Enumeration::Hierarchical,
             ),
             variants: AtomicU32::new(plan.config.variants),
         };
@@ -144,8 +159,8 @@ impl DeviceHeap {
         &self.classes
     }
 
-    /// How enumerations list a class's blocks: by default as `DYNASOAR_ENUMERATION` says,
-    /// else [`Enumeration::Hierarchical`].
+    /// How enumerations list a class's blocks: by default as `DYNASOAR_ENUMERATION` says, else
+    /// hierarchically in heaps of at least 4M blocks and flat in smaller ones.
     pub fn enumeration(&self) -> Enumeration {
         if self.hierarchical.load(Ordering::Relaxed) { Enumeration::Hierarchical } else { Enumeration::Flat }
     }
@@ -707,9 +722,12 @@ mod tests {
     }
 
     #[test]
-    fn the_default_enumeration_is_hierarchical_unless_the_environment_says() {
+    fn the_default_enumeration_follows_the_heap_size_unless_the_environment_says() {
         let (exec, heap) = cpu_heap(1 << 20);
-        assert_eq!(heap.enumeration(), exec.settings().enumeration.unwrap_or(Enumeration::Hierarchical));
+        // A 1 MiB heap is small: flat, unless DYNASOAR_ENUMERATION says otherwise.
+        assert_eq!(heap.enumeration(), exec.settings().enumeration.unwrap_or(Enumeration::Flat));
+        assert_eq!(default_enumeration(HIERARCHICAL_FROM_BLOCKS - 1), Enumeration::Flat);
+        assert_eq!(default_enumeration(HIERARCHICAL_FROM_BLOCKS), Enumeration::Hierarchical);
         heap.set_enumeration(Enumeration::Flat);
         assert_eq!(heap.enumeration(), Enumeration::Flat);
         assert_eq!("hierarchical".parse::<Enumeration>().unwrap(), Enumeration::Hierarchical);

@@ -68,14 +68,14 @@ pub enum DoAllLoop {
 /// How a class's blocks are listed before a do-all (see
 /// [`RuntimeBuilder::enumeration`](crate::RuntimeBuilder::enumeration) and ARCHITECTURE.md,
 /// "Do-all and enumeration"). Both list the same blocks with the same iteration bitmaps.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Enumeration {
     /// One launch, one thread per block of the heap: the time grows with the heap.
     Flat,
     /// The paper's Alg. 5: one launch lists the class's non-empty level-0 containers from the
     /// levels of its allocated-block bitmap above them, a second lists the blocks of those
-    /// containers only: the time grows with the class's containers (the default).
-    #[default]
+    /// containers only: the time grows with the class's containers (the default in heaps of
+    /// at least 4M blocks, where it was faster on an H200; flat below, see `DeviceHeap::new`).
     Hierarchical,
 }
 

@@ -197,9 +197,9 @@ impl<A: AllocatorSpec> RuntimeBuilder<A> {
         self
     }
 
-    /// How the heap lists a class's blocks before each do-all over it (default
-    /// [`Enumeration::Hierarchical`], or as `DYNASOAR_ENUMERATION=flat|hierarchical` says where
-    /// this is not called). Both list the same blocks; the flat form tests every block of the
+    /// How the heap lists a class's blocks before each do-all over it (by default as
+    /// `DYNASOAR_ENUMERATION=flat|hierarchical` says, else [`Enumeration::Hierarchical`] in
+    /// heaps of at least 4M blocks, where it was faster on an H200, and flat in smaller ones). Both list the same blocks; the flat form tests every block of the
     /// heap, the hierarchical one only the blocks of the class's non-empty bitmap containers.
     /// Stores other than DynaSOAr's heap ignore it.
     pub fn enumeration(mut self, enumeration: Enumeration) -> Self {
