@@ -138,12 +138,31 @@ pub fn ensure_host_memory(bytes: u64, n: u64, what: &str, flag: &str) -> anyhow:
     Ok(())
 }
 
-/// Bytes of memory the host has available (Linux: `MemAvailable` of `/proc/meminfo`), if known.
+/// Bytes of memory the host has available (Linux: `MemAvailable` of `/proc/meminfo`), if known;
+/// less if this process may map less (its address-space limit, `ulimit -v`), since it could not
+/// allocate more.
 fn available_memory() -> Option<u64> {
+    let available = mem_available();
+    match address_space_limit() {
+        Some(limit) => Some(available.map_or(limit, |a| a.min(limit))),
+        None => available,
+    }
+}
+
+/// `MemAvailable` of `/proc/meminfo`, in bytes.
+fn mem_available() -> Option<u64> {
     let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
     let line = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     kib.checked_mul(1024)
+}
+
+/// This process's address-space limit in bytes (`Max address space` of `/proc/self/limits`),
+/// if it has one.
+fn address_space_limit() -> Option<u64> {
+    let limits = std::fs::read_to_string("/proc/self/limits").ok()?;
+    let line = limits.lines().find(|l| l.starts_with("Max address space"))?;
+    line["Max address space".len()..].split_whitespace().next()?.parse().ok()
 }
 
 /// `mib` MiB in bytes, for the apps' `--heap-mib` (at least 1).

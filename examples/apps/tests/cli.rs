@@ -103,24 +103,55 @@ fn scratch(test: &str) -> PathBuf {
     dir
 }
 
+/// Address space (KiB) of the children of [`huge_baselines_fail_with_the_flag_to_make_smaller`]:
+/// enough to start an app, far less than any of the sizes asks for.
+const HUGE_TEST_ADDRESS_SPACE_KIB: u64 = 16 << 20;
+
+/// `name args` in an address space of `kib` KiB (`ulimit -v`), which the apps count as all
+/// the memory the host has if it is less than `MemAvailable`: the same result on any host,
+/// whatever its memory.
+fn run_limited(name: &str, args: &[&str], kib: u64) -> Output {
+    let app = command(name, args);
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c")
+        .arg(format!("ulimit -v {kib} && exec \"$0\" \"$@\""))
+        .arg(app.get_program())
+        .args(app.get_args())
+        .env_remove("DYNASOAR_BACKEND")
+        .env_remove("DYNASOAR_ALLOCATOR")
+        .stdin(Stdio::null());
+    cmd.output().unwrap_or_else(|e| panic!("cannot run {name} under ulimit -v: {e}"))
+}
+
+/// `name args` fails (exit 1) with an error naming `message`, in an address space too small
+/// for the size asked for (see [`run_limited`]).
+#[track_caller]
+fn assert_too_large(name: &str, args: &[&str], message: &str) {
+    let out = run_limited(name, args, HUGE_TEST_ADDRESS_SPACE_KIB);
+    assert_clean(name, args, &out);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{name} {args:?}: exit status; stderr: {err}");
+    assert!(err.contains("error: out of host memory"), "{name} {args:?}: not the size check: {err}");
+    assert!(err.contains(message), "{name} {args:?}: {err:?} does not say {message:?}");
+}
+
 #[test]
 fn huge_baselines_fail_with_the_flag_to_make_smaller() {
     for (app, bodies) in [("nbody", "4000000000"), ("collision", "4000000000"), ("barnes-hut", "2000000000")]
     {
         for implementation in ["soa", "aos"] {
             let args = ["--bodies", bodies, "--steps", "1", "--impl", implementation];
-            assert_fails(app, &args, 1, "use a smaller --bodies");
+            assert_too_large(app, &args, "use a smaller --bodies");
         }
     }
-    assert_fails("structure", &["--nodes", "800000000", "--steps", "1"], 1, "use a smaller --nodes");
-    assert_fails(
+    assert_too_large("structure", &["--nodes", "800000000", "--steps", "1"], "use a smaller --nodes");
+    assert_too_large(
         "traffic",
         &["--intersections", "16000000", "--steps", "1"],
-        1,
         "use a smaller --intersections",
     );
     for app in ["game-of-life", "generation"] {
-        assert_fails(app, &["--pattern", "random:65535x65535", "--steps", "1"], 1, "use a smaller grid");
+        assert_too_large(app, &["--pattern", "random:65535x65535", "--steps", "1"], "use a smaller grid");
     }
 }
 
