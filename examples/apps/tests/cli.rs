@@ -31,6 +31,7 @@ fn cargo_bin(name: &str) -> &'static str {
         "smoke" => env!("CARGO_BIN_EXE_smoke"),
         "field-access" => env!("CARGO_BIN_EXE_field-access"),
         "linux-scalability" => env!("CARGO_BIN_EXE_linux-scalability"),
+        "sequential" => env!("CARGO_BIN_EXE_sequential"),
         other => panic!("no app binary {other}"),
     }
 }
@@ -152,6 +153,34 @@ fn huge_baselines_fail_with_the_flag_to_make_smaller() {
     );
     for app in ["game-of-life", "generation"] {
         assert_too_large(app, &["--pattern", "random:65535x65535", "--steps", "1"], "use a smaller grid");
+    }
+}
+
+/// The sequential versions compute what the CPU backend does: each run prints the sequential
+/// line and the CPU backend's, with the same fingerprint (the binary fails if they differ).
+#[test]
+fn sequential_versions_agree_with_the_cpu_backend() {
+    let runs: [&[&str]; 4] = [
+        &["wa-tor", "--width", "48", "--height", "40", "--steps", "6"],
+        &["wa-tor", "--width", "48", "--height", "40", "--steps", "6", "--impl", "soa"],
+        &["game-of-life", "--pattern", "random:50x40", "--steps", "6"],
+        &["game-of-life", "--pattern", "glider", "--steps", "6"],
+    ];
+    for args in runs {
+        let out = Command::new(bin("sequential"))
+            .args(args)
+            .args(["--cpu-threads", "2"])
+            .stdin(Stdio::null())
+            .output()
+            .expect("running sequential");
+        assert_clean("sequential", args, &out);
+        assert_eq!(out.status.code(), Some(0), "sequential {args:?} failed: {}", stderr(&out));
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let fingerprints: Vec<&str> =
+            stdout.lines().filter_map(|l| l.split(' ').find(|f| f.starts_with("fingerprint="))).collect();
+        assert_eq!(fingerprints.len(), 2, "{args:?}: {stdout}");
+        assert_eq!(fingerprints[0], fingerprints[1], "{args:?}: {stdout}");
+        assert!(stdout.starts_with(&format!("app={} backend=sequential", args[0])), "{stdout}");
     }
 }
 
