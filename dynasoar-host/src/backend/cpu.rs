@@ -1,14 +1,16 @@
 //! The CPU backend: rayon runs kernel functions over an emulated grid.
 //!
 //! Every emulated GPU thread runs to completion on one OS thread (a warp has one lane, see
-//! `dynasoar_device::arch`), thread blocks are distributed over a rayon pool. Kernels must not
+//! `dynasoar_device::arch`), thread blocks are distributed over a rayon pool, and a worker of
+//! the pool is the multiprocessor (`arch::sm_id`) of the blocks it runs. Per emulated thread the
+//! loop writes the thread's index and calls the kernel (`arch::run_blocks`). Kernels must not
 //! rely on block-wide barriers or shared memory, which dynasoar's own kernels never use.
 
 use std::alloc::Layout;
 use std::panic::AssertUnwindSafe;
 use std::ptr::NonNull;
 
-use dynasoar_device::arch::{LaunchCoords, with_launch_coords};
+use dynasoar_device::arch::run_blocks;
 use dynasoar_device::{Kernel, Plain};
 use rayon::prelude::*;
 
@@ -46,18 +48,20 @@ impl CpuExec {
         params: P,
     ) -> std::result::Result<(), String> {
         let body = kernel.host_fn();
+        let (blocks, threads) = (grid.blocks, grid.threads);
         let run = || {
+            if self.pool.current_num_threads() == 1 {
+                // One worker: the calling thread runs the grid itself, as that worker would,
+                // and spares the hand-over to it and back (a wake-up and a wait per launch).
+                run_blocks(0..blocks, threads, blocks, 0, || body(params));
+                return;
+            }
             self.pool.install(|| {
-                (0..grid.blocks).into_par_iter().for_each(|block_idx| {
-                    for thread_idx in 0..grid.threads {
-                        let coords = LaunchCoords {
-                            block_idx,
-                            thread_idx,
-                            block_dim: grid.threads,
-                            grid_dim: grid.blocks,
-                        };
-                        with_launch_coords(coords, || body(params));
-                    }
+                (0..blocks).into_par_iter().for_each(|block| {
+                    // The worker is the block's multiprocessor: the threads one worker runs
+                    // never overlap, so they can share its entries of per-multiprocessor state.
+                    let sm = rayon::current_thread_index().unwrap_or(0) as u32;
+                    run_blocks(block..block + 1, threads, blocks, sm, || body(params));
                 })
             })
         };
