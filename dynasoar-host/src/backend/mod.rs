@@ -41,6 +41,24 @@ impl BackendKind {
     }
 }
 
+/// Emulated threads per worker thread in the CPU backend's grids of the runtime's kernels
+/// ([`Executor::wave_grid`]: do-alls, gathers, constructors, enumerations).
+///
+/// The CPU backend runs the threads of an emulated block one after the other, each to the end
+/// of its loop. A do-all thread keeps one slot and strides over the listed blocks by the grid's
+/// threads / N (see `for_each_listed` in the device crate), so the threads of one block
+/// position reuse each other's cache lines only if what one thread touches on its whole way
+/// through the list stays in cache until the next one comes. With the full grid (256 threads
+/// per worker), a thread of Wa-Tor's cell class at 2048 x 2048 (65,536 blocks of 64) visits
+/// 16,384 blocks, a line of every field it reads in each: 1 MiB per field, the whole L2 of the
+/// 2-core AMD EPYC of docs/results/2026-11-26-perf/cpu-backend.txt. There, on one thread,
+/// 2,048 to 16,384 threads per worker ran Wa-Tor and the Game of Life at 2048 x 2048 faster
+/// than 256 (medians of 3: 18.8-20.4 s against 26.0 s, 25.6-28.4 s against 40.9 s; the runs
+/// vary by a third from one to the next). A thread with nothing to do still costs a call (about
+/// 15 ns), which a launch over a few objects pays for all of them: a 16 x 16 Wa-Tor took 51 ms
+/// for 200 steps with 256, 106 ms with 4,096 and 258 ms with 16,384. 4,096 is between.
+const CPU_WAVE_THREADS: usize = 4096;
+
 /// A one-dimensional launch: `blocks` thread blocks of `threads` threads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Grid {
@@ -223,7 +241,7 @@ impl Executor {
     /// waves, the second a third full. Measured on an H200: Wa-Tor's cell kernel took 76 us
     /// instead of 93 in one wave; kernels that allocate (110-121 registers, a wave of 512
     /// threads per multiprocessor) were slower in one wave than in the four of the full grid.
-    /// On the CPU backend, the full grid.
+    /// On the CPU backend, `CPU_WAVE_THREADS` threads per worker thread.
     pub fn wave_grid<P: Plain>(&self, kernel: &Kernel<P>, threads: u32) -> Result<Grid> {
         match &self.imp {
             Imp::Cuda(c) => {
@@ -233,7 +251,10 @@ impl Executor {
                 let waves = ((full + wave / 2) / wave).max(1);
                 Ok(Grid::new((waves * wave) as u32, threads))
             }
-            Imp::Cpu(_) => Ok(self.full_grid(threads)),
+            Imp::Cpu(c) => {
+                let blocks = (c.threads() * CPU_WAVE_THREADS).div_ceil(threads as usize).max(1);
+                Ok(Grid::new(blocks as u32, threads))
+            }
         }
     }
 
