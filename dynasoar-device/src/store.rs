@@ -164,6 +164,10 @@ unsafe impl ObjectStore for Heap<'static> {
 
     #[inline(always)]
     fn for_each_listed(&self, l: Listing, f: impl FnMut(RawHandle)) {
+        #[cfg(not(target_arch = "nvptx64"))]
+        if l.lanes <= 1 {
+            return listed::for_each_listed_on_host(self, l.class, l.objects, l.parity, f);
+        }
         match l.lp {
             DoAll::Plain => listed::for_each_listed(self, l.class, l.objects, l.parity, l.lanes, f),
             DoAll::Streaming(prefetch) => {

@@ -240,6 +240,49 @@ pub(crate) fn for_each_listed_streaming(
     }
 }
 
+/// The do-all loop of the CPU backend, for both of the GPU's loops and methods without lanes:
+/// the same objects, visited in another order. An emulated thread takes a contiguous share of
+/// the listed blocks (thread `i` of `T`, the positions from `i * blocks / T` up to the next
+/// thread's) and visits every object of each block in slot order, so that it walks the class's
+/// fields as a plain loop walks an array. The GPU's order, one slot of every `T / N`-th block,
+/// is what coalesces a warp's loads; on a CPU core, which runs the emulated threads one after
+/// another, it put every object's fields a cache miss away (Wa-Tor and the Game of Life at
+/// 2048x2048 on one core, `docs/results/2026-11-26-perf/cpu-backend.txt`). A grid whose thread
+/// count is not a multiple of N raises [`errors::BAD_GRID`] and visits nothing, as on the GPU.
+#[cfg(not(target_arch = "nvptx64"))]
+#[inline(always)]
+pub(crate) fn for_each_listed_on_host(
+    heap: &Heap<'_>,
+    class: u8,
+    objects: u32,
+    parity: u32,
+    mut f: impl FnMut(RawHandle),
+) {
+    let blocks = heap.enum_counters(class)[(parity & 1) as usize].load() as u64;
+    let n = objects.clamp(1, 64);
+    let (id, threads) = (arch::global_thread_id() as u64, arch::global_thread_count() as u64);
+    if !threads.is_multiple_of(n as u64) {
+        heap.raise(errors::BAD_GRID);
+        return;
+    }
+    let share = |thread: u64| (thread.min(threads) * blocks / threads) as usize;
+    let (blocks_at, block_bytes) = heap.block_geometry();
+    let list = heap.enum_list(class);
+    let snapshots = heap.enum_snapshots(class) as *const u64;
+    for position in share(id)..share(id + 1) {
+        // SAFETY: `position < blocks`, an entry the enumeration wrote; plain loads, as in
+        // `for_each_listed` (nothing changes the list during the launch).
+        let (index, mut bits) = unsafe { (list.add(position).read(), snapshots.add(position).read()) };
+        let addr = block_address(blocks_at, block_bytes, index);
+        // A snapshot holds the slots of objects only (below N, no slots reserved for runs).
+        while bits != 0 {
+            let slot = bits.trailing_zeros();
+            bits &= bits - 1;
+            f(RawHandle::new(addr, slot, n, class));
+        }
+    }
+}
+
 /// Call `f` on every allocated object of `class`, in this thread (`device_do`): every block
 /// the class's allocated bitmap lists, every slot set in its allocation bitmap (slots reserved
 /// for runs of blocks and not handed out are not objects).
