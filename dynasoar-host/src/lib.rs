@@ -20,7 +20,7 @@ mod totals;
 pub use backend::{Backend, BackendKind, Buffer, Executor, ExecutorOptions, Grid, Marker, ModuleCompile};
 pub use do_all::{DoAllLoop, LoopChoice, TIMED_LAUNCHES};
 pub use error::{Error, KernelNames, Result};
-pub use heap::{DeviceHeap, HeapClass, HeapSnapshot, HeapStats};
+pub use heap::{AllocatorVariant, DeviceHeap, Enumeration, HeapClass, HeapSnapshot, HeapStats};
 pub use runtime::{DEFAULT_HEAP_BYTES, KernelTime, Runtime, RuntimeBuilder, Timings};
 pub use settings::Settings;
 pub use store::{DynasoarStore, HostStore, ModelPtx, StoreFactory, StoreSpec};

@@ -12,7 +12,16 @@ const BUILDS: [(&str, &str); 2] = [("models", MODELS_PTX), ("models-aos", MODELS
 #[test]
 fn ptx_has_the_expected_entry_points() {
     for (name, ptx) in BUILDS {
-        for entry in ["histogram", "trap_at", "dynasoar_heap_init", "dynasoar_heap_enumerate"] {
+        let entries = [
+            "histogram",
+            "trap_at",
+            "dynasoar_heap_init",
+            "dynasoar_heap_enumerate",
+            // The hierarchical enumeration (paper Alg. 5): containers, then their blocks.
+            "dynasoar_heap_enumerate_containers",
+            "dynasoar_heap_enumerate_blocks",
+        ];
+        for entry in entries {
             assert!(ptx.contains(&format!(".entry {entry}(")), "{name}: missing entry {entry}");
         }
     }
