@@ -3,7 +3,10 @@
 //! allocator (with and without warp-level request coalescing, with the opt-in runs of blocks
 //! and with a default `#[soa_class]` class, which has none), a bump-pointer `atomicAdd`
 //! allocator (the floor) and CUDA's device `malloc`, all measured in the same run: the median
-//! of the timed rounds (warm), and the first, untimed-for-the-median round (cold).
+//! of the timed rounds (warm), and the first, untimed-for-the-median round (cold). Times are
+//! kernel times (CUDA events); each round's wall time (the host's clock from before the
+//! allocation kernel's launch until the frees have finished, as a program that times one round
+//! of allocations and frees with its own clock sees it) is reported beside them.
 
 use clap::Parser;
 use dynasoar::host::{Buffer, DeviceHeap, Executor, Grid, HeapClass, Result};
@@ -67,6 +70,10 @@ struct Point {
     /// The first round (cold: after the previous k's frees, or on a fresh heap).
     cold_alloc_ms: f64,
     cold_free_ms: Option<f64>,
+    /// Wall time of a round (allocations and frees), the median of the timed rounds and the
+    /// first round's.
+    wall_ms: f64,
+    cold_wall_ms: f64,
     failures: u64,
 }
 
@@ -144,17 +151,21 @@ impl Bench<'_> {
         k: u32,
         reps: u64,
     ) -> anyhow::Result<Point> {
-        let (mut a, mut f, mut failures) = (Vec::new(), Vec::new(), 0);
-        let (mut cold_a, mut cold_f) = (0.0, None);
+        let (mut a, mut f, mut walls, mut failures) = (Vec::new(), Vec::new(), Vec::new(), 0);
+        let (mut cold_a, mut cold_f, mut cold_wall) = (0.0, None, 0.0);
         // One cold round (not in the median), then the timed ones.
         for rep in 0..=reps {
             self.reset_counters()?;
+            // The round's wall time: both launches, each waited for (`timed` synchronises).
+            let start = std::time::Instant::now();
             let ta = self.timed(heap, alloc, k)?;
-            let fails = self.failures()?;
             let tf = match free {
                 Some(free) => Some(self.timed(heap, free, k)?),
                 None => None,
             };
+            let wall = start.elapsed().as_secs_f64() * 1e3;
+            // Only the allocation kernels count failures.
+            let fails = self.failures()?;
             if name.starts_with("dynasoar") {
                 // Every allocation must succeed and every free must find its object.
                 let freed_by = free.map_or(LS_FREE.name(), |f| f.name());
@@ -167,11 +178,12 @@ impl Bench<'_> {
                 }
             }
             if rep == 0 {
-                (cold_a, cold_f) = (ta, tf);
+                (cold_a, cold_f, cold_wall) = (ta, tf, wall);
                 // A failure in the cold round is a failure too.
                 failures += fails;
             } else {
                 a.push(ta);
+                walls.push(wall);
                 if let Some(tf) = tf {
                     f.push(tf);
                 }
@@ -185,6 +197,8 @@ impl Bench<'_> {
             free_ms: (!f.is_empty()).then(|| median(f)),
             cold_alloc_ms: cold_a,
             cold_free_ms: cold_f,
+            wall_ms: median(walls),
+            cold_wall_ms: cold_wall,
             failures,
         })
     }
@@ -278,7 +292,7 @@ fn run(args: &Args) -> anyhow::Result<()> {
         for p in &row {
             let n = total_threads as f64 * k as f64;
             outln!(
-                "bench=linux-scalability backend={} allocator={} runs={runs} threads={} k={} alloc_ms={:.4} free_ms={} ns_per_alloc={:.3} ns_per_free={} cold_alloc_ms={:.4} cold_free_ms={} failures={}",
+                "bench=linux-scalability backend={} allocator={} runs={runs} threads={} k={} alloc_ms={:.4} free_ms={} ns_per_alloc={:.3} ns_per_free={} cold_alloc_ms={:.4} cold_free_ms={} wall_ms={:.4} cold_wall_ms={:.4} failures={}",
                 exec.kind().name(),
                 p.allocator,
                 total_threads,
@@ -289,6 +303,8 @@ fn run(args: &Args) -> anyhow::Result<()> {
                 p.free_ms.map_or("na".into(), |f| format!("{:.3}", f * 1e6 / n)),
                 p.cold_alloc_ms,
                 p.cold_free_ms.map_or("na".into(), |f| format!("{f:.4}")),
+                p.wall_ms,
+                p.cold_wall_ms,
                 p.failures
             );
         }
@@ -307,12 +323,14 @@ fn run(args: &Args) -> anyhow::Result<()> {
 fn print_default_and_cold(points: &[Point], threads: u32) {
     outln!();
     outln!(
-        "{:>5} | {:>16} | {:>16} | {:>16} | {:>16}",
+        "{:>5} | {:>16} | {:>16} | {:>16} | {:>16} | {:>22} | {:>22}",
         "k",
         "runs warm ns",
         "runs cold ns",
         "default warm ns",
-        "default cold ns"
+        "default cold ns",
+        "runs wall ms warm/cold",
+        "default wall warm/cold"
     );
     let mut ks: Vec<u32> = points.iter().map(|p| p.k).collect();
     ks.dedup();
@@ -322,13 +340,24 @@ fn print_default_and_cold(points: &[Point], threads: u32) {
         let both = |a: f64, f: Option<f64>| f.map_or("-".into(), |f| format!("{:.3}", (a + f) * 1e6 / n));
         let warm = |p: Option<&Point>| p.map_or("-".into(), |p| both(p.alloc_ms, p.free_ms));
         let cold = |p: Option<&Point>| p.map_or("-".into(), |p| both(p.cold_alloc_ms, p.cold_free_ms));
+        let wall =
+            |p: Option<&Point>| p.map_or("-".into(), |p| format!("{:.3} / {:.3}", p.wall_ms, p.cold_wall_ms));
         let (r, d) = (get("dynasoar"), get("dynasoar-default"));
-        outln!("{:>5} | {:>16} | {:>16} | {:>16} | {:>16}", k, warm(r), cold(r), warm(d), cold(d));
+        outln!(
+            "{:>5} | {:>16} | {:>16} | {:>16} | {:>16} | {:>22} | {:>22}",
+            k,
+            warm(r),
+            cold(r),
+            warm(d),
+            cold(d),
+            wall(r),
+            wall(d)
+        );
     }
     outln!(
         "(ns per allocation + free; runs: `Obj64`, whose hand-written ClassSpec opts in to runs of blocks; default: a \
          #[soa_class] class with the defaults, no runs, as the paper's allocator; warm: the median of --reps rounds; cold: the \
-         first round at each k)"
+         first round at each k; wall: one round of allocations and frees by the host's clock, launches and waits included)"
     );
 }
 
