@@ -9,7 +9,7 @@
 # microbenchmarks; apps: the apps at their default sizes with their baselines; allocbench:
 # `dynasoar-bench` synthetic tests, register counts and workloads (about 7 minutes); figures:
 # `dynasoar-bench apps`, the paper's Figures 10-12, every run checked against its SOA baseline
-# (about 9 minutes; BENCH_FULL=1 for the papers' sizes), results under $OUT/bench;
+# (at most 8.5 minutes, see run.d/70-figures.sh; BENCH_FULL=1 for the papers' sizes), results under $OUT/bench;
 # enumeration: `dynasoar-bench enumeration`, the paper's Figure 13(b) (flat and hierarchical
 # enumeration against heap size and fill, every listing checked), results under
 # $OUT/bench/enumeration. Each part fits one device call (10 minutes); `all` runs them in turn.

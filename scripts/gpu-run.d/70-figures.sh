@@ -15,7 +15,7 @@
 # with BENCH_APPS_ARGS. A run is killed after 8 s (status timeout; the variants after 120 s); no
 # run starts after 470 s (`--budget-s`: the rest are `skipped` and every file is still written),
 # and the step stops at 500 s. This plan took 327 s on an H200 (2026-11-26, a calibration run:
-# docs/results/figures-pending.md): Figure 10 163 s, Figure 12 78 s, Figure 11 86 s.
+# docs/results/figures-calibration.md): Figure 10 163 s, Figure 12 78 s, Figure 11 86 s.
 # BENCH_FULL=1 runs the paper's sizes (hours); BENCH_APPS_ARGS replaces the default arguments.
 if [[ -x "$HERE/bin/dynasoar-bench" ]]; then
   B="$HERE/bin/dynasoar-bench"
