@@ -1,5 +1,6 @@
 //! Game of Life: known patterns behave as they must (blinker, glider, block), the DSL version
-//! and both baselines agree with a plain host implementation of the rules on random soups,
+//! and the baselines (SOA with lists and dense, AOS) agree with a plain host implementation of
+//! the rules on random soups, the SOA baseline's lists hold exactly the cells they must,
 //! the grid does not wrap, the DSL's grid and objects stay consistent, PGM images load (also
 //! from archives) and bad input is a clear error; on a GPU, the same cells as on the CPU.
 //!
@@ -14,23 +15,44 @@ use std::path::{Path, PathBuf};
 use dynasoar::host::{Backend, ExecutorOptions};
 use dynasoar_examples::Implementation;
 use dynasoar_examples::game_of_life::{
-    Config, DATA_VAR, Outcome, Pattern, Reference, data_dirs, draw, find_archive, read_pgm, reference_run,
-    run,
+    Config, DATA_VAR, Outcome, Pattern, Reference, SOA_VAR, SoaVariant, data_dirs, draw, find_archive,
+    read_pgm, reference_run, run, soa_lists,
 };
 use dynasoar_examples::render::{Recorder, RenderArgs};
 use dynasoar_models::game_of_life::config;
 use dynasoar_tests::{REQUIRE_GPU_VAR, gpu_executor};
 
-const ALL: [Implementation; 3] = [Implementation::Dynasoar, Implementation::Soa, Implementation::Aos];
+/// An implementation and, for the SOA baseline, which of the two.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Variant(Implementation, Option<SoaVariant>);
+
+const DSL: Variant = Variant(Implementation::Dynasoar, None);
+const SOA_LISTS: Variant = Variant(Implementation::Soa, Some(SoaVariant::Lists));
+const SOA_DENSE: Variant = Variant(Implementation::Soa, Some(SoaVariant::Dense));
+const AOS: Variant = Variant(Implementation::Aos, None);
+const ALL: [Variant; 4] = [DSL, SOA_LISTS, SOA_DENSE, AOS];
+
+impl Variant {
+    fn name(self) -> &'static str {
+        match self.1 {
+            Some(soa) => soa.name(),
+            None => self.0.name(),
+        }
+    }
+
+    fn config(self, steps: u32, pattern: &Pattern) -> Config {
+        Config { steps, verify: true, soa: self.1, ..Config::new(pattern.clone()) }
+    }
+}
 
 fn options(backend: Backend) -> ExecutorOptions {
     ExecutorOptions { backend, cpu_threads: Some(4), quiet: true, ..Default::default() }
 }
 
-fn simulate(implementation: Implementation, backend: Backend, pattern: &Pattern, steps: u32) -> Outcome {
-    let cfg = Config { steps, verify: true, ..Config::new(pattern.clone()) };
+fn simulate(implementation: Variant, backend: Backend, pattern: &Pattern, steps: u32) -> Outcome {
+    let cfg = implementation.config(steps, pattern);
     let mut recorder = Recorder::new(&RenderArgs::default()).unwrap();
-    run(implementation, options(backend), &cfg, &mut recorder, false).unwrap_or_else(|e| {
+    run(implementation.0, options(backend), &cfg, &mut recorder, false).unwrap_or_else(|e| {
         panic!("{} on {} after {steps} steps: {e:#}", implementation.name(), pattern.name)
     })
 }
@@ -68,7 +90,7 @@ fn blinker_has_period_two() {
             assert_eq!(&o.live, expected, "{} after {steps} steps", implementation.name());
         }
     }
-    let o = simulate(Implementation::Dynasoar, Backend::Cpu, &p, 3);
+    let o = simulate(DSL, Backend::Cpu, &p, 3);
     check_candidates(&o, &p, 3);
 }
 
@@ -86,7 +108,7 @@ fn glider_moves_one_cell_diagonally_every_four_steps() {
             assert_eq!(o.live, shifted(k), "{} after {} steps", implementation.name(), 4 * k);
         }
     }
-    let o = simulate(Implementation::Dynasoar, Backend::Cpu, &p, 21);
+    let o = simulate(DSL, Backend::Cpu, &p, 21);
     check_candidates(&o, &p, 21);
 }
 
@@ -124,7 +146,7 @@ fn block_is_a_still_life() {
         assert_eq!(simulate(implementation, Backend::Cpu, &p, 25).live, p.live, "{}", implementation.name());
     }
     // Its 12 dead neighbours are candidates, and nothing else.
-    let o = simulate(Implementation::Dynasoar, Backend::Cpu, &p, 25);
+    let o = simulate(DSL, Backend::Cpu, &p, 25);
     assert_eq!(o.candidates.as_ref().unwrap(), &Reference::new(&p).required_candidates());
     assert_eq!(o.candidates.unwrap().len(), 12);
 }
@@ -140,7 +162,7 @@ fn random_soups_match_the_host_reference() {
             assert_eq!(o.live, expected, "{} on {w}x{h} after {steps} steps", implementation.name());
             assert_eq!((o.width, o.height), (w, h));
         }
-        check_candidates(&simulate(Implementation::Dynasoar, Backend::Cpu, &p, steps), &p, steps);
+        check_candidates(&simulate(DSL, Backend::Cpu, &p, steps), &p, steps);
     }
 }
 
@@ -149,10 +171,100 @@ fn every_step_of_a_soup_matches_the_host_reference() {
     let p = Pattern::random(40, 30, 0.4, 9).unwrap();
     let mut reference = Reference::new(&p);
     for steps in 0..=12 {
-        let o = simulate(Implementation::Dynasoar, Backend::Cpu, &p, steps);
+        let o = simulate(DSL, Backend::Cpu, &p, steps);
         assert_eq!(o.live, reference.live(), "after {steps} steps");
         reference.step();
     }
+}
+
+/// Cell `c` and its in-grid neighbours (written out here, independently of the models').
+fn around(width: u32, height: u32, c: u32) -> impl Iterator<Item = u32> {
+    let (x, y) = ((c % width) as i64, (c / width) as i64);
+    (-1..=1i64)
+        .flat_map(move |dy| (-1..=1i64).map(move |dx| (x + dx, y + dy)))
+        .filter(move |&(nx, ny)| nx >= 0 && ny >= 0 && nx < width as i64 && ny < height as i64)
+        .map(move |(nx, ny)| (ny * width as i64 + nx) as u32)
+}
+
+/// Run the SOA baseline with lists for `steps` steps of `pattern` and check its last list:
+/// distinct cells; every alive cell and every dead cell next to one; nothing else but dead
+/// cells next to a cell that was alive one step earlier (which drop out in the next step).
+/// Returns the list's length.
+fn check_soa_list(pattern: &Pattern, steps: u32) -> usize {
+    let cfg = Config { steps, soa: Some(SoaVariant::Lists), ..Config::new(pattern.clone()) };
+    let (o, listed) = soa_lists(options(Backend::Cpu), &cfg).unwrap();
+    let mut reference = Reference::new(pattern);
+    let mut before = reference.live().to_vec();
+    for _ in 0..steps {
+        before = reference.live().to_vec();
+        reference.step();
+    }
+    let what = format!("{} ({}) after {steps} steps", pattern.name, pattern.size());
+    assert_eq!(o.live, reference.live(), "{what}");
+    let mut sorted = listed.clone();
+    sorted.sort_unstable();
+    sorted.dedup();
+    assert_eq!(sorted.len(), listed.len(), "{what}: the list holds a cell twice");
+    for &c in reference.live().iter().chain(&reference.required_candidates()) {
+        assert!(sorted.binary_search(&c).is_ok(), "{what}: cell {c} must be listed");
+    }
+    let (w, h) = (pattern.width, pattern.height);
+    let may: std::collections::BTreeSet<u32> =
+        reference.live().iter().chain(&before).flat_map(|&c| around(w, h, c)).collect();
+    for c in &sorted {
+        assert!(may.contains(c), "{what}: cell {c} is listed but no alive cell was near it");
+    }
+    sorted.len()
+}
+
+#[test]
+fn soa_lists_hold_the_cells_that_can_change() {
+    // A glider on a large grid: a few dozen cells listed, not the grid's 4096.
+    let glider = Pattern::glider(64, 64).unwrap();
+    for steps in 0..=24 {
+        let n = check_soa_list(&glider, steps);
+        assert!((5..=40).contains(&n), "{n} cells listed for a glider after {steps} steps");
+    }
+    // Isolated cells die at once (and their neighbours drop out a step later) while an L of
+    // three cells becomes a block (a cell is born).
+    let isolated =
+        Pattern::from_cells("isolated", 13, 9, [(0, 0), (6, 4), (12, 8), (2, 6), (3, 6), (2, 7)]).unwrap();
+    let counts: Vec<usize> = (0..=4).map(|steps| check_soa_list(&isolated, steps)).collect();
+    // The block and its 12 neighbours, once the dead cells' neighbourhoods have dropped out.
+    assert_eq!(&counts[2..], &[16, 16, 16], "cells listed after 0..=4 steps: {counts:?}");
+    assert!(counts[0] > counts[1] && counts[1] > counts[2], "{counts:?}");
+    // Soups (widths that are no multiple of 4: the cells' bytes of a word span two rows), the
+    // edges of the grid and an empty one.
+    let soup = Pattern::random(45, 31, 0.25, 7).unwrap();
+    for steps in 0..=30 {
+        check_soa_list(&soup, steps);
+    }
+    let dense = Pattern::random(23, 17, 0.6, 8).unwrap();
+    for steps in [0, 1, 2, 5, 9] {
+        check_soa_list(&dense, steps);
+    }
+    let edges =
+        Pattern::from_cells("edges", 6, 5, [(0, 0), (1, 0), (5, 0), (5, 1), (0, 4), (1, 4), (5, 4)]).unwrap();
+    for steps in 0..=5 {
+        check_soa_list(&edges, steps);
+    }
+    assert_eq!(check_soa_list(&Pattern::from_cells("empty", 8, 8, []).unwrap(), 3), 0);
+}
+
+#[test]
+fn soa_variants_are_named_and_parsed() {
+    assert_eq!(SoaVariant::parse("lists").unwrap(), SoaVariant::Lists);
+    assert_eq!(SoaVariant::parse("dense").unwrap(), SoaVariant::Dense);
+    let err = SoaVariant::parse("sparse").unwrap_err().to_string();
+    assert!(err.contains(SOA_VAR) && err.contains("`dense`"), "{err}");
+    assert_eq!((SoaVariant::Lists.name(), SoaVariant::Dense.name()), ("soa", "soa-dense"));
+    // The same cells from both, on a soup that grows and dies down for a while.
+    let p = Pattern::random(120, 90, 0.3, 12).unwrap();
+    let lists = simulate(SOA_LISTS, Backend::Cpu, &p, 150);
+    let dense = simulate(SOA_DENSE, Backend::Cpu, &p, 150);
+    assert_eq!(lists.live, dense.live);
+    assert_eq!(lists.fingerprint(), dense.fingerprint());
+    assert_eq!(lists.live, reference_run(&p, 150));
 }
 
 #[test]
@@ -181,7 +293,7 @@ fn degenerate_grids() {
         }
     }
     // Nothing alive, nothing to do: no objects at all.
-    let o = simulate(Implementation::Dynasoar, Backend::Cpu, &cases[0], 3);
+    let o = simulate(DSL, Backend::Cpu, &cases[0], 3);
     assert!(o.live.is_empty() && o.candidates.unwrap().is_empty());
 }
 
@@ -349,11 +461,11 @@ fn patterns_load_from_files_and_archives() {
 fn rendering_writes_frames() {
     let dir = temp_dir("render");
     let p = Pattern::glider(16, 16).unwrap();
-    let cfg = Config { steps: 8, ..Config::new(p) };
     let args = RenderArgs { render: Some(dir.clone()), render_every: 4, gif: true, render_width: 64 };
     for implementation in ALL {
+        let cfg = Config { verify: false, ..implementation.config(8, &p) };
         let mut recorder = Recorder::new(&args).unwrap();
-        run(implementation, options(Backend::Cpu), &cfg, &mut recorder, false).unwrap();
+        run(implementation.0, options(Backend::Cpu), &cfg, &mut recorder, false).unwrap();
         assert_eq!(recorder.finish().unwrap(), 3, "frames 0, 4 and 8");
     }
     for f in ["frame_000000.png", "frame_000004.png", "frame_000008.png", "animation.gif"] {
@@ -407,7 +519,7 @@ fn turing_machine_matches_the_host_reference() {
     let p = tm_pattern(&archive);
     let steps = 4;
     let expected = reference_run(&p, steps);
-    for implementation in [Implementation::Dynasoar, Implementation::Soa] {
+    for implementation in [DSL, SOA_LISTS, SOA_DENSE] {
         assert_eq!(
             simulate(implementation, Backend::Cpu, &p, steps).live,
             expected,
@@ -425,12 +537,12 @@ fn gpu_gives_the_same_cells_as_cpu() {
     let p = Pattern::random(700, 500, 0.35, 11).unwrap();
     let steps = 150;
     let expected = reference_run(&p, steps);
-    let cpu = simulate(Implementation::Dynasoar, Backend::Cpu, &p, steps);
+    let cpu = simulate(DSL, Backend::Cpu, &p, steps);
     assert_eq!(cpu.live, expected);
     for implementation in ALL {
         let gpu = simulate(implementation, Backend::Cuda, &p, steps);
         assert_eq!(gpu.live, cpu.live, "{} on the GPU", implementation.name());
-        if implementation == Implementation::Dynasoar {
+        if implementation == DSL {
             assert_eq!(gpu.candidates, cpu.candidates, "candidates on the GPU");
         }
     }
@@ -438,8 +550,8 @@ fn gpu_gives_the_same_cells_as_cpu() {
     for p in
         [Pattern::glider(40, 40).unwrap(), Pattern::blinker(5, 5).unwrap(), Pattern::block(4, 4).unwrap()]
     {
-        let cpu = simulate(Implementation::Dynasoar, Backend::Cpu, &p, 60);
-        let gpu = simulate(Implementation::Dynasoar, Backend::Cuda, &p, 60);
+        let cpu = simulate(DSL, Backend::Cpu, &p, 60);
+        let gpu = simulate(DSL, Backend::Cuda, &p, 60);
         assert_eq!((gpu.live, gpu.candidates), (cpu.live, cpu.candidates), "{}", p.name);
     }
 }

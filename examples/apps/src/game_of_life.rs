@@ -2,6 +2,10 @@
 //! built-in ones), the DSL version and its SOA and AOS baselines, rendering, and a plain host
 //! reference of the rules to check results against.
 //!
+//! `--impl soa` runs the SOA baseline with lists of the cells that can change (O(#alive cells)
+//! per step, as the original's `baseline_soa`); with `DYNASOAR_GOL_SOA=dense` (see
+//! [`SoaVariant`]) it runs the dense one instead, which processes every cell each step.
+//!
 //! The grid does not wrap (cells outside it are dead), as in the original DynaSOAr benchmark.
 
 use std::fs::File;
@@ -14,7 +18,8 @@ use dynasoar::Handle;
 use dynasoar::host::{Buffer, Grid};
 use dynasoar::rand::Rng;
 use dynasoar_models::game_of_life::{
-    Agent, Alive, AosCell, AosLife, Candidate, GolHeap, LIFE_AOS_STEP, LIFE_SOA_STEP, SoaLife, World, config,
+    Agent, Alive, AosCell, AosLife, Candidate, GolHeap, LIFE_AOS_STEP, LIFE_LISTS_DECIDE, LIFE_LISTS_UPDATE,
+    LIFE_SOA_STEP, LIST_COUNT, LIST_COUNTERS, LIST_OVERFLOW, SoaLife, SoaLifeLists, World, config,
     for_each_neighbor, is_alive_handle, is_candidate_handle,
 };
 
@@ -535,12 +540,15 @@ pub struct Config {
     /// and candidate is in its grid cell, every dead cell next to an alive one holds a
     /// candidate). Reads the whole grid back.
     pub verify: bool,
+    /// Which SOA baseline [`Implementation::Soa`] runs; `None`: as [`SOA_VAR`] says (lists
+    /// when it is not set).
+    pub soa: Option<SoaVariant>,
 }
 
 impl Config {
     /// `pattern` for the benchmark's 300 steps.
     pub fn new(pattern: Pattern) -> Self {
-        Config { pattern, steps: config::STEPS, heap_bytes: None, verify: false }
+        Config { pattern, steps: config::STEPS, heap_bytes: None, verify: false, soa: None }
     }
 
     /// The paper's benchmark: `utm.pgm` (12699 x 12652 cells) for 300 steps, loaded from the
@@ -557,6 +565,48 @@ impl Config {
 pub fn default_heap_bytes(pattern: &Pattern) -> u64 {
     let agents = (pattern.cells() as u64).min(10 * pattern.live.len() as u64 + 1024);
     (agents * 9 * 4).div_ceil(1 << 20).max(1) << 20
+}
+
+/// Environment variable choosing the SOA baseline that `--impl soa` runs: `lists` (the
+/// default) or `dense`.
+pub const SOA_VAR: &str = "DYNASOAR_GOL_SOA";
+
+/// The two SOA baselines.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SoaVariant {
+    /// Lists of the cells that can change, O(#alive cells) per step (two kernels per step:
+    /// `life_lists_decide`, `life_lists_update`).
+    Lists,
+    /// Every cell each step, double-buffered (one kernel per step: `life_soa_step`).
+    Dense,
+}
+
+impl SoaVariant {
+    /// `lists` or `dense`.
+    pub fn parse(s: &str) -> anyhow::Result<Self> {
+        match s {
+            "lists" => Ok(SoaVariant::Lists),
+            "dense" => Ok(SoaVariant::Dense),
+            _ => bail!("{SOA_VAR}={s:?}: the SOA baseline is `lists` (the default) or `dense`"),
+        }
+    }
+
+    /// As [`SOA_VAR`] says: lists when it is unset or empty.
+    pub fn from_env() -> anyhow::Result<Self> {
+        match std::env::var(SOA_VAR) {
+            Ok(v) if !v.is_empty() => Self::parse(&v),
+            Ok(_) | Err(std::env::VarError::NotPresent) => Ok(SoaVariant::Lists),
+            Err(e) => bail!("{SOA_VAR}: {e}"),
+        }
+    }
+
+    /// `soa` (lists) or `soa-dense`.
+    pub fn name(self) -> &'static str {
+        match self {
+            SoaVariant::Lists => "soa",
+            SoaVariant::Dense => "soa-dense",
+        }
+    }
 }
 
 /// Result of one run.
@@ -601,7 +651,15 @@ pub fn run(
     let bar = progress::steps(cfg.steps as u64, options.label(implementation), show_progress);
     let outcome = match implementation {
         Implementation::Dynasoar => run_dynasoar(options, cfg, recorder, &bar),
-        Implementation::Soa => run_soa(options, cfg, recorder, &bar),
+        Implementation::Soa => match cfg.soa.map_or_else(SoaVariant::from_env, Ok)? {
+            SoaVariant::Lists => run_soa_lists(options, cfg, recorder, &bar).map(|(o, _)| o),
+            SoaVariant::Dense => {
+                if cfg.soa.is_none() {
+                    eprintln!("game-of-life: `soa` is the dense SOA baseline ({SOA_VAR}=dense)");
+                }
+                run_soa(options, cfg, recorder, &bar)
+            }
+        },
         Implementation::Aos => run_aos(options, cfg, recorder, &bar),
     }?;
     bar.finish_and_clear();
@@ -854,6 +912,105 @@ fn run_soa(
         enumeration: Duration::ZERO,
         setup: Duration::ZERO,
     })
+}
+
+/// The first list of the SOA baseline with lists: every alive cell and every cell next to one,
+/// sorted.
+fn first_list(p: &Pattern) -> Vec<u32> {
+    let mut v = Vec::with_capacity(p.live.len() * 9);
+    for &c in &p.live {
+        v.push(c);
+        for_each_neighbor(p.width, p.height, c, |n| v.push(n));
+    }
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+/// The SOA baseline with lists (see `SoaLifeLists` in the models) of `cfg`, and the cells of
+/// its last list (in the list's order: alive cells, the dead cells next to them and maybe dead
+/// cells that lost their last alive neighbour in the last step, each once).
+pub fn soa_lists(options: impl Into<RunOptions>, cfg: &Config) -> anyhow::Result<(Outcome, Vec<u32>)> {
+    let mut recorder = Recorder::new(&crate::render::RenderArgs::default())?;
+    run_soa_lists(options.into(), cfg, &mut recorder, &indicatif::ProgressBar::hidden())
+}
+
+fn run_soa_lists(
+    options: RunOptions,
+    cfg: &Config,
+    recorder: &mut Recorder,
+    bar: &indicatif::ProgressBar,
+) -> anyhow::Result<(Outcome, Vec<u32>)> {
+    let p = &cfg.pattern;
+    let exec = options.executor()?;
+    let alive = exec.upload(&dense(p))?;
+    let plan = exec.alloc_zeroed::<u32>(p.cells().div_ceil(4))?;
+    let first = first_list(p);
+    let mut list = exec.alloc_zeroed::<u32>(p.cells())?;
+    if !first.is_empty() {
+        exec.write(&mut list, 0, &first)?;
+    }
+    let mut next_list = exec.alloc_zeroed::<u32>(p.cells())?;
+    let mut counts = [0u32; LIST_COUNTERS];
+    counts[LIST_COUNT] = first.len() as u32;
+    let counters = exec.upload(&counts)?;
+    drop(first);
+    // Fixed grids: the kernels loop over the list's length, which they read on the device.
+    let decide = exec.wave_grid(&LIFE_LISTS_DECIDE, 256)?;
+    let update = exec.wave_grid(&LIFE_LISTS_UPDATE, 256)?;
+    let mut parity = 0u32;
+    let state =
+        || -> anyhow::Result<Vec<u32>> { Ok(live_cells(exec.read_all(&alive)?.into_iter().map(|s| s != 0))) };
+    if recorder.wants(0, cfg.steps) {
+        recorder.record(0, draw(p.width, p.height, &state()?, recorder.width()))?;
+    }
+    let mut total = Duration::ZERO;
+    for (first, last) in chunks(cfg.steps, recorder) {
+        let ((), t) = exec.time(|| {
+            for _ in first..=last {
+                let params = SoaLifeLists {
+                    alive: alive.ptr(),
+                    plan: plan.ptr(),
+                    list: list.ptr(),
+                    next_list: next_list.ptr(),
+                    counters: counters.ptr(),
+                    width: p.width,
+                    height: p.height,
+                    capacity: p.cells() as u32,
+                    parity,
+                };
+                exec.launch(&LIFE_LISTS_DECIDE, decide, params)?;
+                exec.launch(&LIFE_LISTS_UPDATE, update, params)?;
+                std::mem::swap(&mut list, &mut next_list);
+                parity ^= 1;
+            }
+            Ok(())
+        })?;
+        total += t;
+        bar.inc((last + 1 - first) as u64);
+        if recorder.wants(last, cfg.steps) {
+            recorder.record(last, draw(p.width, p.height, &state()?, recorder.width()))?;
+        }
+    }
+    let counts = exec.read_all(&counters)?;
+    let listed = counts[LIST_COUNT + parity as usize] as usize;
+    ensure!(
+        counts[LIST_OVERFLOW] == 0 && listed <= p.cells(),
+        "the SOA baseline's list of cells overflowed ({listed} entries for {} cells): a bug, since a \
+         list holds each cell once",
+        p.cells()
+    );
+    let listed = if listed == 0 { Vec::new() } else { exec.read(&list, 0, listed)? };
+    let outcome = Outcome {
+        width: p.width,
+        height: p.height,
+        live: state()?,
+        candidates: None,
+        total,
+        enumeration: Duration::ZERO,
+        setup: Duration::ZERO,
+    };
+    Ok((outcome, listed))
 }
 
 fn live_cells(alive: impl Iterator<Item = bool>) -> Vec<u32> {

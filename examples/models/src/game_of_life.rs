@@ -30,14 +30,20 @@
 //! candidate may differ between runs; the cells that hold candidates and alive cells do not.
 //!
 //! The rules live in plain functions ([`next_state`], [`alive_action`], [`candidate_action`],
-//! [`for_each_neighbor`]) shared by the DSL version and the two hand-written baselines. The
-//! baselines keep flat per-cell arrays, no objects and no lists, and process every cell each
-//! step (double-buffered, one kernel per step, like the original's `baseline_simple`): SOA (two
-//! byte arrays) and AOS (one array of two-byte cells). (The original's `baseline_soa` and
-//! `baseline_aos` instead keep index lists of alive cells and candidates, compacted by a
-//! prefix sum every step.)
+//! [`for_each_neighbor`]) shared by the DSL version and the hand-written baselines, which keep
+//! flat per-cell arrays and no objects:
+//! - SOA with lists ([`life_lists_decide`], [`life_lists_update`]; the app's `--impl soa`):
+//!   like the original's `baseline_soa`, O(#alive cells) per step. A list holds every cell
+//!   that can change (alive cells and their dead neighbours, plus a few dead cells that lost
+//!   their last alive neighbour in the last step); each step visits only those, in two
+//!   kernels, and builds the next step's list on the device (see [`SoaLifeLists`]).
+//! - SOA dense ([`life_soa_step`]; the app's `--impl soa` with `DYNASOAR_GOL_SOA=dense`) and
+//!   AOS ([`life_aos_step`], `--impl aos`): every cell processed each step, double-buffered, one
+//!   kernel per step, like the original's `baseline_simple`: two byte arrays, or one array of
+//!   two-byte cells. (The original's `baseline_aos` keeps lists as its `baseline_soa` does.)
 
-use dynasoar::arch::{self, atomic::Atomic64};
+use dynasoar::arch::atomic::{Atomic32, Atomic64};
+use dynasoar::arch::{self, WarpGroup};
 use dynasoar::prelude::*;
 use dynasoar::{ClassSpec, RawHandle};
 
@@ -336,8 +342,8 @@ pub fn is_candidate_handle(h: Handle<Agent>) -> bool {
 }
 
 // ----------------------------------------------------------------------------------------
-// Hand-written baselines: flat per-cell arrays, every cell processed each step, no dynamic
-// allocation. One kernel per step reads the current state and writes the next.
+// Hand-written dense baselines: flat per-cell arrays, every cell processed each step, no
+// dynamic allocation. One kernel per step reads the current state and writes the next.
 
 /// Structure-of-arrays baseline: two byte arrays (1 = alive), swapped by the host each step.
 #[repr(C)]
@@ -403,6 +409,224 @@ pub fn life_aos_step(p: AosLife) {
             let n = count_neighbors(p.width, p.height, i, |j| (*cells.add(j as usize)).state[now] != 0);
             let cell = cells.add(i as usize);
             (*cell).state[next] = next_state((*cell).state[now] != 0, n) as u8;
+        }
+    });
+}
+
+// ----------------------------------------------------------------------------------------
+// Hand-written SOA baseline with lists: each step visits only the cells that can change.
+
+/// Bits of a cell's byte in [`SoaLifeLists::plan`].
+pub mod plan_bits {
+    /// The cell is alive in the next step.
+    pub const NEXT_ALIVE: u8 = 1;
+    /// The cell's state changes in this step.
+    pub const CHANGED: u8 = 2;
+    /// The cell is in the next step's list through its own entry: alive in the next step, or
+    /// dead with an alive neighbour now (a dead cell whose last alive neighbour dies in this
+    /// step is still listed once more, and drops out in the next step).
+    pub const KEEP: u8 = 4;
+    /// A neighbour born in this step has put the cell into the next step's list.
+    pub const PUSHED: u8 = 8;
+}
+
+/// Index of the counter of the list of step parity 0 in [`SoaLifeLists::counters`]
+/// (`1`: parity 1).
+pub const LIST_COUNT: usize = 0;
+/// Index of the overflow flag in [`SoaLifeLists::counters`]: set to 1 when an entry did not fit
+/// a list (which the lists' deduplication rules out; the host reports it as an error).
+pub const LIST_OVERFLOW: usize = 2;
+/// Words of [`SoaLifeLists::counters`].
+pub const LIST_COUNTERS: usize = 4;
+
+/// SOA baseline with lists of cells (the original's `baseline_soa` does the same work in more
+/// kernels): O(#alive cells) per step, two kernels per step, no host round trip.
+///
+/// Step `t` has a list of distinct cells that holds every alive cell and every dead cell next
+/// to one (and may hold dead cells that lost their last alive neighbour in step `t - 1`):
+/// only those can change.
+/// 1. [`life_lists_decide`] counts the alive neighbours of each listed cell in `alive` (which
+///    nothing writes during the launch) and writes the cell's [`plan_bits`] to its byte of
+///    `plan`; its thread 0 clears the next list's counter.
+/// 2. [`life_lists_update`] applies each listed cell's plan to `alive` and appends the next
+///    step's list: each cell with `KEEP` appends itself; a cell born in this step also puts
+///    into it its neighbours that keep no entry of their own, each once: it sets their `PUSHED`
+///    bit with an atomic OR and appends those whose byte had neither bit. Appends are
+///    warp-aggregated (one atomic per warp and call).
+///
+/// A cell that is not listed has neither `KEEP` nor `PUSHED` in `plan` (it dropped out with
+/// `KEEP` clear and nobody pushed it since, or it never was listed: `plan` starts zeroed), so a
+/// born cell's test is right also for neighbours not visited this step. The lists' order
+/// depends on the order of the appends; their contents, and so the cells, do not. Kernels loop
+/// over the list with a grid stride, reading its length from `counters` on the device: the
+/// host launches fixed grids and reads nothing back between steps.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Plain)]
+pub struct SoaLifeLists {
+    /// One byte per cell, row-major: 1 = alive, 0 = dead (the current state).
+    pub alive: DevPtr<u8>,
+    /// One byte per cell of [`plan_bits`], four cells to a (little-endian) 32-bit word, for
+    /// atomic ORs: `ceil(width * height / 4)` words, zeroed before the first step.
+    pub plan: DevPtr<u32>,
+    /// This step's list: `counters[LIST_COUNT + parity]` distinct cells.
+    pub list: DevPtr<u32>,
+    /// The next step's list (`capacity` entries of room), counted in
+    /// `counters[LIST_COUNT + 1 - parity]`.
+    pub next_list: DevPtr<u32>,
+    /// [`LIST_COUNTERS`] words: the two lists' lengths and the overflow flag.
+    pub counters: DevPtr<u32>,
+    pub width: u32,
+    pub height: u32,
+    /// Entries of room in each list (`width * height`: a list holds each cell at most once).
+    pub capacity: u32,
+    /// Parity of the step: which counter counts `list`.
+    pub parity: u32,
+}
+
+impl SoaLifeLists {
+    #[inline(always)]
+    fn counter(&self, index: usize) -> &'static Atomic32 {
+        // SAFETY: `counters` holds `LIST_COUNTERS` aligned words in global memory (`index` is
+        // one of the constants above, all smaller); every access to them is atomic.
+        unsafe { Atomic32::from_ptr(self.counters.as_ptr().add(index)) }
+    }
+
+    /// Length of this step's list (never above its room).
+    #[inline(always)]
+    fn listed(&self) -> u32 {
+        self.counter(LIST_COUNT + (self.parity & 1) as usize).load().min(self.capacity)
+    }
+
+    #[inline(always)]
+    fn next_counter(&self) -> &'static Atomic32 {
+        self.counter(LIST_COUNT + 1 - (self.parity & 1) as usize)
+    }
+
+    /// The word of `plan` that holds cell `cell`'s byte, and the byte's shift in it.
+    #[inline(always)]
+    fn plan_word(&self, cell: u32) -> (&'static Atomic32, u32) {
+        // SAFETY: `cell < width * height`, so word `cell / 4` lies in `plan`
+        // (`ceil(width * height / 4)` aligned words in global memory); in `life_lists_update`,
+        // the only kernel that uses this view, every access to `plan` is atomic.
+        let word = unsafe { Atomic32::from_ptr(self.plan.as_ptr().add((cell / 4) as usize)) };
+        (word, 8 * (cell % 4))
+    }
+
+    /// Append `cell` to the next list if `flag` is set: a warp-aggregated call that the lanes
+    /// of the warp make together, flagged or not.
+    #[inline(always)]
+    fn append(&self, flag: bool, cell: u32) {
+        let slot = WarpGroup::current().fetch_add_flagged_u32(self.next_counter(), flag);
+        if flag {
+            if slot < self.capacity {
+                // SAFETY: `slot < capacity`, the length of `next_list`; the counter hands each
+                // slot to one thread, and nothing else reads or writes `next_list` in this launch.
+                unsafe { self.next_list.write(slot as usize, cell) };
+            } else {
+                self.counter(LIST_OVERFLOW).store(1);
+            }
+        }
+    }
+}
+
+/// Call `f` with each position of a list of `count` entries that this thread visits. On the
+/// GPU a grid-stride loop: a warp's lanes read neighbouring entries, and since a warp appends
+/// its entries of the next list together, the list's order (and with it the locality of the
+/// cells' loads) carries over from step to step. On the CPU backend, whose emulated threads
+/// run one after another, a contiguous share per thread (thread `i` of `T`: the positions from
+/// `i * count / T` up to the next thread's), as its do-all loop does: a strided walk there
+/// would append the next list in strided order, scattering it over the grid a little more
+/// every step.
+#[inline(always)]
+fn each_listed(count: u32, f: impl FnMut(u32)) {
+    #[cfg(target_arch = "nvptx64")]
+    each_cell(count, f);
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        let (id, threads) = (arch::global_thread_id() as u64, arch::global_thread_count() as u64);
+        let share = |thread: u64| (thread.min(threads) * count as u64 / threads) as u32;
+        (share(id)..share(id + 1)).for_each(f);
+    }
+}
+
+/// SOA baseline with lists, first kernel of a step: decide the fate of each listed cell (see
+/// [`SoaLifeLists`]).
+#[kernel]
+pub fn life_lists_decide(p: SoaLifeLists) {
+    use plan_bits::*;
+    if arch::global_thread_id() == 0 {
+        // Nothing reads or writes the next list's counter until the next launch.
+        p.next_counter().store(0);
+    }
+    if p.width == 0 || p.height == 0 {
+        return; // no cells (and no division by zero below, nor its panic branch)
+    }
+    let cells = p.width * p.height;
+    each_listed(p.listed(), |i| {
+        // SAFETY: `i < listed() <= capacity`, the list's length; written by the last launch.
+        let cell = unsafe { p.list.read(i as usize) };
+        if cell >= cells {
+            return; // never listed (a bad list would be skipped, not followed)
+        }
+        // SAFETY: `cell` and its neighbours are `< width * height`, the length of `alive`,
+        // which no thread writes during this launch.
+        let (alive, neighbors) = unsafe {
+            let n = count_neighbors(p.width, p.height, cell, |j| p.alive.read(j as usize) != 0);
+            (p.alive.read(cell as usize) != 0, n)
+        };
+        let next = next_state(alive, neighbors);
+        let plan = if next { NEXT_ALIVE } else { 0 }
+            | if next != alive { CHANGED } else { 0 }
+            | if next || neighbors > 0 { KEEP } else { 0 };
+        // SAFETY: byte `cell` of `plan`, which is `ceil(width * height / 4)` words long; a list
+        // holds each cell once, so this thread alone writes this byte (others write other
+        // bytes of its word), and no thread reads `plan` in this launch.
+        unsafe { p.plan.cast::<u8>().write(cell as usize, plan) };
+    });
+}
+
+/// SOA baseline with lists, second kernel of a step: apply each listed cell's plan and build
+/// the next step's list (see [`SoaLifeLists`]).
+#[kernel]
+pub fn life_lists_update(p: SoaLifeLists) {
+    use plan_bits::*;
+    if p.width == 0 || p.height == 0 {
+        return; // as in `life_lists_decide`
+    }
+    let cells = p.width * p.height;
+    each_listed(p.listed(), |i| {
+        // SAFETY: as in `life_lists_decide`.
+        let cell = unsafe { p.list.read(i as usize) };
+        let plan = if cell < cells {
+            let (word, shift) = p.plan_word(cell);
+            (word.load() >> shift) as u8
+        } else {
+            0
+        };
+        if plan & CHANGED != 0 {
+            // SAFETY: `cell < width * height` (a plan is only read for such cells); the list
+            // holds it once, so this thread alone writes it, and no thread reads `alive` here.
+            unsafe { p.alive.write(cell as usize, plan & NEXT_ALIVE) };
+        }
+        p.append(plan & KEEP != 0, cell);
+        // A born cell's dead neighbours may have no entry of their own yet: push them.
+        let born = plan & (NEXT_ALIVE | CHANGED) == NEXT_ALIVE | CHANGED;
+        if arch::ballot(arch::activemask(), born) == 0 {
+            return; // no lane of the warp has one: skip the appends
+        }
+        let mut fresh = 0u32;
+        if born {
+            for_each_neighbor_at(p.width, p.height, cell, |position, n| {
+                let (word, shift) = p.plan_word(n);
+                let old = (word.fetch_or((PUSHED as u32) << shift) >> shift) as u8;
+                if old & (KEEP | PUSHED) == 0 {
+                    fresh |= 1 << position;
+                }
+            });
+        }
+        // The same 8 calls on every lane (the appends are collective).
+        for position in (0..9u32).filter(|&position| position != 4) {
+            p.append(fresh & (1 << position) != 0, neighbor_at(p.width, cell, position));
         }
     });
 }
