@@ -15,8 +15,8 @@ use std::path::{Path, PathBuf};
 use dynasoar::host::{Backend, ExecutorOptions};
 use dynasoar_examples::Implementation;
 use dynasoar_examples::game_of_life::{
-    Config, DATA_VAR, Outcome, Pattern, Reference, SOA_VAR, SoaVariant, data_dirs, draw, find_archive,
-    read_pgm, reference_run, run, soa_lists,
+    Config, DATA_VAR, Outcome, Pattern, Reference, SoaVariant, data_dirs, draw, find_archive, read_pgm,
+    reference_run, run, soa_lists,
 };
 use dynasoar_examples::render::{Recorder, RenderArgs};
 use dynasoar_models::game_of_life::config;
@@ -41,7 +41,12 @@ impl Variant {
     }
 
     fn config(self, steps: u32, pattern: &Pattern) -> Config {
-        Config { steps, verify: true, soa: self.1, ..Config::new(pattern.clone()) }
+        Config {
+            steps,
+            verify: true,
+            soa: self.1.unwrap_or(SoaVariant::Lists),
+            ..Config::new(pattern.clone())
+        }
     }
 }
 
@@ -191,7 +196,7 @@ fn around(width: u32, height: u32, c: u32) -> impl Iterator<Item = u32> {
 /// cells next to a cell that was alive one step earlier (which drop out in the next step).
 /// Returns the list's length.
 fn check_soa_list(pattern: &Pattern, steps: u32) -> usize {
-    let cfg = Config { steps, soa: Some(SoaVariant::Lists), ..Config::new(pattern.clone()) };
+    let cfg = Config { steps, soa: SoaVariant::Lists, ..Config::new(pattern.clone()) };
     let (o, listed) = soa_lists(options(Backend::Cpu), &cfg).unwrap();
     let mut reference = Reference::new(pattern);
     let mut before = reference.live().to_vec();
@@ -256,7 +261,7 @@ fn soa_variants_are_named_and_parsed() {
     assert_eq!(SoaVariant::parse("lists").unwrap(), SoaVariant::Lists);
     assert_eq!(SoaVariant::parse("dense").unwrap(), SoaVariant::Dense);
     let err = SoaVariant::parse("sparse").unwrap_err().to_string();
-    assert!(err.contains(SOA_VAR) && err.contains("`dense`"), "{err}");
+    assert!(err.contains("--soa") && err.contains("`dense`"), "{err}");
     assert_eq!((SoaVariant::Lists.name(), SoaVariant::Dense.name()), ("soa", "soa-dense"));
     // The same cells from both, on a soup that grows and dies down for a while.
     let p = Pattern::random(120, 90, 0.3, 12).unwrap();

@@ -3,8 +3,8 @@
 //! reference of the rules to check results against.
 //!
 //! `--impl soa` runs the SOA baseline with lists of the cells that can change (O(#alive cells)
-//! per step, as the original's `baseline_soa`); with `DYNASOAR_GOL_SOA=dense` (see
-//! [`SoaVariant`]) it runs the dense one instead, which processes every cell each step.
+//! per step, as the original's `baseline_soa`); with `--soa dense` (see [`SoaVariant`]) it runs
+//! the dense one instead, which processes every cell each step.
 //!
 //! The grid does not wrap (cells outside it are dead), as in the original DynaSOAr benchmark.
 
@@ -540,15 +540,14 @@ pub struct Config {
     /// and candidate is in its grid cell, every dead cell next to an alive one holds a
     /// candidate). Reads the whole grid back.
     pub verify: bool,
-    /// Which SOA baseline [`Implementation::Soa`] runs; `None`: as [`SOA_VAR`] says (lists
-    /// when it is not set).
-    pub soa: Option<SoaVariant>,
+    /// Which SOA baseline [`Implementation::Soa`] runs (the app's `--soa`; lists by default).
+    pub soa: SoaVariant,
 }
 
 impl Config {
     /// `pattern` for the benchmark's 300 steps.
     pub fn new(pattern: Pattern) -> Self {
-        Config { pattern, steps: config::STEPS, heap_bytes: None, verify: false, soa: None }
+        Config { pattern, steps: config::STEPS, heap_bytes: None, verify: false, soa: SoaVariant::Lists }
     }
 
     /// The paper's benchmark: `utm.pgm` (12699 x 12652 cells) for 300 steps, loaded from the
@@ -567,10 +566,6 @@ pub fn default_heap_bytes(pattern: &Pattern) -> u64 {
     (agents * 9 * 4).div_ceil(1 << 20).max(1) << 20
 }
 
-/// Environment variable choosing the SOA baseline that `--impl soa` runs: `lists` (the
-/// default) or `dense`.
-pub const SOA_VAR: &str = "DYNASOAR_GOL_SOA";
-
 /// The two SOA baselines.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SoaVariant {
@@ -582,21 +577,12 @@ pub enum SoaVariant {
 }
 
 impl SoaVariant {
-    /// `lists` or `dense`.
+    /// `lists` or `dense` (the app's `--soa`).
     pub fn parse(s: &str) -> anyhow::Result<Self> {
         match s {
             "lists" => Ok(SoaVariant::Lists),
             "dense" => Ok(SoaVariant::Dense),
-            _ => bail!("{SOA_VAR}={s:?}: the SOA baseline is `lists` (the default) or `dense`"),
-        }
-    }
-
-    /// As [`SOA_VAR`] says: lists when it is unset or empty.
-    pub fn from_env() -> anyhow::Result<Self> {
-        match std::env::var(SOA_VAR) {
-            Ok(v) if !v.is_empty() => Self::parse(&v),
-            Ok(_) | Err(std::env::VarError::NotPresent) => Ok(SoaVariant::Lists),
-            Err(e) => bail!("{SOA_VAR}: {e}"),
+            _ => bail!("--soa {s:?}: the SOA baseline is `lists` (the default) or `dense`"),
         }
     }
 
@@ -651,14 +637,9 @@ pub fn run(
     let bar = progress::steps(cfg.steps as u64, options.label(implementation), show_progress);
     let outcome = match implementation {
         Implementation::Dynasoar => run_dynasoar(options, cfg, recorder, &bar),
-        Implementation::Soa => match cfg.soa.map_or_else(SoaVariant::from_env, Ok)? {
+        Implementation::Soa => match cfg.soa {
             SoaVariant::Lists => run_soa_lists(options, cfg, recorder, &bar).map(|(o, _)| o),
-            SoaVariant::Dense => {
-                if cfg.soa.is_none() {
-                    eprintln!("game-of-life: `soa` is the dense SOA baseline ({SOA_VAR}=dense)");
-                }
-                run_soa(options, cfg, recorder, &bar)
-            }
+            SoaVariant::Dense => run_soa(options, cfg, recorder, &bar),
         },
         Implementation::Aos => run_aos(options, cfg, recorder, &bar),
     }?;

@@ -11,7 +11,9 @@ use std::time::Instant;
 use clap::Parser;
 use dynasoar_examples::cli::heap_mib_bytes;
 use dynasoar_examples::compare::{Choices, RunChoice, run_and_report};
-use dynasoar_examples::game_of_life::{Config, Outcome, Pattern, Reference, archive_member, parse_size, run};
+use dynasoar_examples::game_of_life::{
+    Config, Outcome, Pattern, Reference, SoaVariant, archive_member, parse_size, run,
+};
 use dynasoar_examples::report::Report;
 use dynasoar_examples::{CommonArgs, exit_on_error};
 use dynasoar_models::game_of_life::config;
@@ -42,6 +44,11 @@ struct Args {
     /// version, the grid against the objects).
     #[arg(long)]
     check: bool,
+    /// Which SOA baseline `--impl soa` (and `--compare`) runs: `lists`, lists of the cells that
+    /// can change (O(#alive cells) per step, the fastest known), or `dense`, every cell every
+    /// step (its line then says `allocator=soa-dense`).
+    #[arg(long, value_name = "lists|dense", default_value = "lists", value_parser = SoaVariant::parse)]
+    soa: SoaVariant,
     #[command(flatten)]
     run: RunChoice,
     #[command(flatten)]
@@ -95,7 +102,8 @@ fn load_pattern(args: &Args) -> anyhow::Result<Pattern> {
 fn run_app(args: Args) -> anyhow::Result<()> {
     let heap_bytes = heap_mib_bytes(args.heap_mib)?;
     let pattern = load_pattern(&args)?;
-    let cfg = Config { steps: args.steps, heap_bytes, verify: args.check, ..Config::new(pattern) };
+    let cfg =
+        Config { steps: args.steps, heap_bytes, verify: args.check, soa: args.soa, ..Config::new(pattern) };
     let choices = Choices {
         app: "game-of-life",
         common: &args.common,
@@ -106,7 +114,10 @@ fn run_app(args: Args) -> anyhow::Result<()> {
     let runs = run_and_report(
         choices,
         |implementation, options, recorder, progress| run(implementation, options, &cfg, recorder, progress),
-        |label, backend, o| report(&cfg, label, backend, o),
+        |label, backend, o| {
+            let label = if label == "soa" { cfg.soa.name() } else { label };
+            report(&cfg, label, backend, o)
+        },
     )?;
     if args.check {
         let started = Instant::now();
