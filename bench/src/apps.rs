@@ -452,14 +452,14 @@ pub fn run_job(job: &Job, exec: ExecutorOptions) -> Measured {
 /// (`DYNASOAR_ALLOCATOR_VARIANT`, which [`Runner::run`] sets), or its numbers would be
 /// another variant's.
 fn check_variant(job: &Job) -> anyhow::Result<()> {
-    let wanted: Option<AllocatorVariant> = job.variant.as_deref().map(str::parse).transpose()?;
+    let wanted: AllocatorVariant = match job.variant.as_deref() {
+        Some(name) => name.parse()?,
+        None => AllocatorVariant::DEFAULT,
+    };
     let set = Settings::from_env()?.allocator_variant;
-    let name = |v: Option<AllocatorVariant>| v.map_or("unset (the backend's)", AllocatorVariant::name);
     anyhow::ensure!(
         set == wanted,
-        "the job asks for allocator variant `{}` but DYNASOAR_ALLOCATOR_VARIANT gives `{}`",
-        name(wanted),
-        name(set)
+        "the job asks for allocator variant `{wanted}` but DYNASOAR_ALLOCATOR_VARIANT gives `{set}`"
     );
     if job.variant.is_some() {
         anyhow::ensure!(

@@ -57,22 +57,6 @@ fn default_enumeration(blocks: u64) -> Enumeration {
     if blocks >= HIERARCHICAL_FROM_BLOCKS { Enumeration::Hierarchical } else { Enumeration::Flat }
 }
 
-/// The allocator's variant on `backend` where neither the builder nor
-/// `DYNASOAR_ALLOCATOR_VARIANT` chose one: the paper's on the GPU, NoShift (no bitmap rotation)
-/// on the CPU backend. Rotation spreads the searches of thousands of concurrent warps over the
-/// bitmaps so that they do not all contend for the first free block (paper section 4.2); the
-/// CPU backend runs one emulated thread at a time per core, so there is no such crowd, and
-/// rotation only scatters a class's objects over the heap, where each object its do-alls visit
-/// costs a cache miss. Wa-Tor and the Game of Life at 2048x2048, 20 steps, on one core of a
-/// 2-core AMD EPYC: 20.08 -> 14.40 s and 23.22 -> 13.44 s
-/// (docs/results/2026-11-26-perf/cpu-backend.txt). Every variant computes the same objects.
-pub fn default_allocator_variant(backend: BackendKind) -> AllocatorVariant {
-    match backend {
-        BackendKind::Cuda => AllocatorVariant::DEFAULT,
-        BackendKind::Cpu => AllocatorVariant::NO_ROTATION,
-    }
-}
-
 /// What an enumeration of a class listed (see [`DeviceHeap::listing`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Listing {
@@ -109,9 +93,8 @@ impl DeviceHeap {
         // blocks reserved for them (see `dynasoar_device::allocator`), or search and open blocks
         // as the paper's allocator does.
         plan.config.block_runs = exec.settings().block_runs as u32;
-        // `DYNASOAR_ALLOCATOR_VARIANT`, else the backend's (`default_allocator_variant`).
-        plan.config.variants =
-            exec.settings().allocator_variant.unwrap_or(default_allocator_variant(exec.kind())).config_bits();
+        // `DYNASOAR_ALLOCATOR_VARIANT` (default: the paper's allocator); see `AllocatorVariant`.
+        plan.config.variants = exec.settings().allocator_variant.config_bits();
         let heap = DeviceHeap {
             buffer,
             config: plan.config,
@@ -188,8 +171,8 @@ impl DeviceHeap {
         self.hierarchical.store(enumeration == Enumeration::Hierarchical, Ordering::Relaxed);
     }
 
-    /// The allocator's variant: by default as `DYNASOAR_ALLOCATOR_VARIANT` says, else the
-    /// backend's ([`default_allocator_variant`]: the paper's allocator on the GPU). [`config`](Self::config) keeps the
+    /// The allocator's variant: by default as `DYNASOAR_ALLOCATOR_VARIANT` says, else
+    /// [`AllocatorVariant::DEFAULT`] (the paper's allocator). [`config`](Self::config) keeps the
     /// variant the heap was made with; this is the one allocations use now.
     pub fn allocator_variant(&self) -> AllocatorVariant {
         AllocatorVariant::from_config_bits(self.variants.load(Ordering::Relaxed))
@@ -755,14 +738,8 @@ mod tests {
     #[test]
     fn the_allocator_variant_is_written_to_the_device_configuration() {
         let (exec, heap) = cpu_heap(1 << 20);
-        let from_env = exec.settings().allocator_variant.unwrap_or(default_allocator_variant(exec.kind()));
+        let from_env = exec.settings().allocator_variant;
         assert_eq!(heap.allocator_variant(), from_env);
-        // Unless the environment says, the CPU backend's heaps do not rotate, the GPU's do.
-        assert_eq!(default_allocator_variant(BackendKind::Cpu), AllocatorVariant::NO_ROTATION);
-        assert_eq!(default_allocator_variant(BackendKind::Cuda), AllocatorVariant::DEFAULT);
-        if exec.settings().allocator_variant.is_none() {
-            assert_eq!(heap.allocator_variant(), AllocatorVariant::NO_ROTATION);
-        }
         assert_eq!(view(&heap).config().variants, from_env.config_bits());
         let both = AllocatorVariant { coalescing: false, rotation: false };
         heap.set_allocator_variant(&exec, both).unwrap();

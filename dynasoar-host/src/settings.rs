@@ -10,7 +10,7 @@
 //! | `DYNASOAR_JIT` | `whole`, `relocatable` | as the options say | How the CUDA driver compiles the PTX ([`ModuleCompile`]), whatever the executor's options (or the store) chose. |
 //! | `DYNASOAR_CUBIN_DIR` | a folder | unset | Where cubins built ahead of time are (`scripts/gpu-bundle.sh`): one for the PTX and the GPU is loaded instead of compiling the PTX. |
 //! | `DYNASOAR_BLOCK_RUNS` | `on`, `off` | `on` | Whether warps that allocate at least half a block of a class with `ClassSpec::OWNS_BLOCKS` take their slots from runs of blocks reserved for them. |
-//! | `DYNASOAR_ALLOCATOR_VARIANT` | `default`, `nocoal`, `noshift`, `nocoal+noshift` | the backend's ([`default_allocator_variant`](crate::heap::default_allocator_variant): `default` on the GPU, `noshift` on the CPU) | A variant of DynaSOAr's allocator ([`AllocatorVariant`]): heaps made by this executor's runtimes start with it, where [`RuntimeBuilder::allocator_variant`](crate::RuntimeBuilder::allocator_variant) does not say. |
+//! | `DYNASOAR_ALLOCATOR_VARIANT` | `default`, `nocoal`, `noshift`, `nocoal+noshift` | `default` | A variant of DynaSOAr's allocator for comparisons ([`AllocatorVariant`]): heaps made by this executor's runtimes start with it, where [`RuntimeBuilder::allocator_variant`](crate::RuntimeBuilder::allocator_variant) does not say. |
 //! | `DYNASOAR_ENUMERATION` | `flat`, `hierarchical` | the builder's ([`Enumeration::Hierarchical`]) | How the heap lists a class's blocks before a do-all, where [`RuntimeBuilder::enumeration`](crate::RuntimeBuilder::enumeration) does not say (and for heaps made without a builder). |
 //! | `DYNASOAR_DO_ALL` | `auto`, `plain`, `streaming`, `adaptive` | the builder's ([`DoAllLoop::Auto`]) | Which loop `parallel_do` kernels run, over [`RuntimeBuilder::do_all_loop`](crate::RuntimeBuilder::do_all_loop). |
 //! | `DYNASOAR_DO_ALL_REPORT` | `1` (on), `0` (off) | off | Print each method's do-all loop and why when the runtime is dropped. |
@@ -40,8 +40,8 @@ pub struct Settings {
     pub cubin_dir: Option<PathBuf>,
     /// `DYNASOAR_BLOCK_RUNS`.
     pub block_runs: bool,
-    /// `DYNASOAR_ALLOCATOR_VARIANT` (unset: the backend's, [`default_allocator_variant`](crate::heap::default_allocator_variant)).
-    pub allocator_variant: Option<AllocatorVariant>,
+    /// `DYNASOAR_ALLOCATOR_VARIANT`.
+    pub allocator_variant: AllocatorVariant,
     /// `DYNASOAR_ENUMERATION`.
     pub enumeration: Option<Enumeration>,
     /// `DYNASOAR_DO_ALL`.
@@ -63,7 +63,7 @@ impl Default for Settings {
             jit: None,
             cubin_dir: None,
             block_runs: true,
-            allocator_variant: None,
+            allocator_variant: AllocatorVariant::DEFAULT,
             enumeration: None,
             do_all: None,
             do_all_report: false,
@@ -112,7 +112,8 @@ impl Settings {
                 "DYNASOAR_ALLOCATOR_VARIANT",
                 "default, nocoal, noshift or nocoal+noshift",
                 |v| v.parse().ok(),
-            )?,
+            )?
+            .unwrap_or(defaults.allocator_variant),
             enumeration: read(lookup, "DYNASOAR_ENUMERATION", "flat or hierarchical", |v| v.parse().ok())?,
             do_all: read(lookup, "DYNASOAR_DO_ALL", "auto, plain, streaming or adaptive", |v| match v {
                 "auto" => Some(DoAllLoop::Auto),
@@ -185,7 +186,7 @@ mod tests {
         assert!(!s.profile && !s.sync_each_launch && !s.do_all_report);
         assert_eq!((s.backend, s.cpu_threads, s.jit, s.do_all, s.cubin_dir), (None, None, None, None, None));
         assert_eq!(s.enumeration, None);
-        assert_eq!(s.allocator_variant, None);
+        assert_eq!(s.allocator_variant, AllocatorVariant::DEFAULT);
     }
 
     #[test]
@@ -214,7 +215,7 @@ mod tests {
                 jit: Some(ModuleCompile::Relocatable),
                 cubin_dir: Some(PathBuf::from("/tmp/cubins")),
                 block_runs: false,
-                allocator_variant: Some(AllocatorVariant { coalescing: false, rotation: false }),
+                allocator_variant: AllocatorVariant { coalescing: false, rotation: false },
                 enumeration: Some(Enumeration::Flat),
                 do_all: Some(DoAllLoop::Streaming),
                 do_all_report: true,
@@ -246,7 +247,7 @@ mod tests {
         .unwrap();
         assert!(!s.sync_each_launch && s.reuse_listings && s.block_runs);
         assert_eq!(s.enumeration, Some(Enumeration::Hierarchical));
-        assert_eq!(s.allocator_variant, Some(AllocatorVariant::NO_ROTATION));
+        assert_eq!(s.allocator_variant, AllocatorVariant::NO_ROTATION);
         assert_eq!((s.jit, s.do_all), (Some(ModuleCompile::WholeProgram), Some(DoAllLoop::Adaptive)));
     }
 

@@ -207,10 +207,9 @@ impl<A: AllocatorSpec> RuntimeBuilder<A> {
         self
     }
 
-    /// Which variant of DynaSOAr's allocator the heap runs (where this is not called, as
-    /// `DYNASOAR_ALLOCATOR_VARIANT` says, else the backend's: [`AllocatorVariant::DEFAULT`], the
-    /// paper's, on the GPU and NoShift on the CPU, see
-    /// [`default_allocator_variant`](crate::heap::default_allocator_variant)): the paper's DynaSOAr-NoCoal and -NoShift, for measuring what warp
+    /// Which variant of DynaSOAr's allocator the heap runs (default
+    /// [`AllocatorVariant::DEFAULT`], the paper's, or as `DYNASOAR_ALLOCATOR_VARIANT` says where
+    /// this is not called): the paper's DynaSOAr-NoCoal and -NoShift, for measuring what warp
     /// coalescing and bitmap rotation bring (its Figure 12(d)). Every variant computes the same
     /// objects; they differ in speed and in where objects land. Stores other than DynaSOAr's
     /// heap ignore it.
