@@ -214,12 +214,31 @@ impl BlockStore for Heap<'_> {
     }
 }
 
-/// A first seed for this warp's searches: its global id, mixed with the clock so that repeated
-/// allocations of one warp do not retrace the same path.
+/// A first seed for this warp's searches.
+///
+/// On the GPU: the warp's global id, mixed with the clock so that repeated allocations of one
+/// warp do not retrace the same path and thousands of concurrent warps spread over the bitmaps
+/// (paper section 4.2).
+///
+/// On the CPU backend: one fixed seed per worker thread (`sm_id`). A worker runs its emulated
+/// threads one after another, so its searches never race each other: with one seed they keep
+/// finding the same blocks until these fill, and a class's objects stay together in the heap,
+/// where a seed per emulated thread and clock scattered them (each object a do-all then visits
+/// is a cache miss away). Different workers start their searches at different rotations, so
+/// they do not all contend for the first free block, which a seed of 0 for all (the NoShift
+/// variant) made them do: on 16 cores the Game of Life at 2048 x 2048 then took 4.7 s against
+/// 1.2 s (docs/results/2026-11-26-s3/cpu-backend-ab.txt).
 #[inline(always)]
 fn warp_seed() -> u64 {
-    let w = arch::global_warp_id() as u64;
-    (w.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ arch::clock64().wrapping_mul(0xBF58_476D_1CE4_E5B9)) | 1
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let w = arch::global_warp_id() as u64;
+        (w.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ arch::clock64().wrapping_mul(0xBF58_476D_1CE4_E5B9)) | 1
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        (arch::sm_id() as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1
+    }
 }
 
 /// The seed of a leader's searches: [`warp_seed`] (never 0), or 0 where the store does not
