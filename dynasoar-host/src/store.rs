@@ -117,13 +117,6 @@ pub trait HostStore: Send + Sync + Any {
     /// Threads per block of a plain do-all or gather over `class`, at most `threads`.
     fn block_threads(&self, class: &ClassInfo, threads: u32) -> u32;
 
-    /// At most how many blocks a listing of any class holds, for stores whose do-alls visit
-    /// listed blocks (DynaSOAr's heap: all its blocks); `None` where there is no such bound.
-    /// A do-all grid needs no more threads than that many blocks' slots.
-    fn most_listed_blocks(&self) -> Option<u64> {
-        None
-    }
-
     /// Report the errors raised by device code since the last check, naming `kernels`.
     fn take_errors(&self, exec: &Executor, kernels: &[&'static str]) -> Result<()>;
 
@@ -199,10 +192,6 @@ impl HostStore for DeviceHeap {
 
     fn block_threads(&self, class: &ClassInfo, threads: u32) -> u32 {
         do_all_block_threads(class.objects_per_block, threads)
-    }
-
-    fn most_listed_blocks(&self) -> Option<u64> {
-        Some(self.config().num_blocks)
     }
 
     fn take_errors(&self, exec: &Executor, kernels: &[&'static str]) -> Result<()> {

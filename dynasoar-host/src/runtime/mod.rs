@@ -183,16 +183,13 @@ impl<A: AllocatorSpec> Runtime<A> {
                 _reserved: 0,
                 arg,
             };
-            let lanes =
-                if method.lanes() > 1 && self.exec.kind() == BackendKind::Cuda { method.lanes() } else { 1 };
             let grid = if pick.streaming {
                 self.streaming_grid(launch, class)?
-            } else if lanes > 1 {
-                self.lanes_grid(launch, class, lanes)?
+            } else if method.lanes() > 1 && self.exec.kind() == BackendKind::Cuda {
+                self.lanes_grid(launch, class, method.lanes())?
             } else {
                 self.do_all_grid(launch, class)?
             };
-            let grid = capped_grid(grid, class.objects_per_block * lanes, self.store.most_listed_blocks());
             let start = if pick.timed { Some(self.exec.marker()?) } else { None };
             self.timed(Phase::Method(launch.name()), chained, || self.exec.launch(launch, grid, params))?;
             if let Some(start) = start {
@@ -414,68 +411,5 @@ impl<A: AllocatorSpec> Runtime<A> {
     pub fn reset(&self) -> Result<()> {
         self.sync()?;
         self.store.reset(&self.exec)
-    }
-}
-
-/// `grid`, a do-all grid whose thread count is a multiple of `slots` (a class's objects per
-/// block times the method's lanes), with no more blocks than `most_blocks` listed blocks need:
-/// each run of lanes keeps one slot and steps through the list a block at a time, so threads
-/// beyond `most_blocks x slots` would find nothing to visit. A tiny problem then launches a few
-/// thread blocks instead of whole waves of them. The result's thread count is still a multiple
-/// of `slots`, and never larger than `grid`'s.
-pub(crate) fn capped_grid(grid: Grid, slots: u32, most_blocks: Option<u64>) -> Grid {
-    let Some(most_blocks) = most_blocks else { return grid };
-    let (slots, threads) = (slots.max(1) as u64, grid.threads.max(1) as u64);
-    // Thread blocks come in units whose threads are a multiple of `slots`.
-    let (mut a, mut b) = (slots, threads);
-    while b != 0 {
-        (a, b) = (b, a % b);
-    }
-    let unit = slots / a;
-    let needed =
-        most_blocks.max(1).saturating_mul(slots).div_ceil(threads).div_ceil(unit).saturating_mul(unit);
-    if needed < grid.blocks as u64 { Grid::new(needed as u32, grid.threads) } else { grid }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn do_all_grids_are_capped_to_the_slots_of_the_heap_blocks() {
-        let waves = Grid::new(1056, 256);
-        // No bound (the AOS store): unchanged.
-        assert_eq!(capped_grid(waves, 64, None), waves);
-        // Ten blocks of 64 objects: 640 slots, three blocks of 256 threads.
-        assert_eq!(capped_grid(waves, 64, Some(10)), Grid::new(3, 256));
-        // 48 objects per block: blocks come in threes (768 threads, 16 x 48).
-        assert_eq!(capped_grid(Grid::new(1056, 240), 48, Some(10)), Grid::new(2, 240));
-        assert_eq!(capped_grid(waves, 48, Some(10)), Grid::new(3, 256));
-        // Eight lanes of 64 objects: 512 threads per listed block.
-        assert_eq!(capped_grid(waves, 512, Some(1)), Grid::new(2, 256));
-        // A heap larger than the waves keeps the waves.
-        assert_eq!(capped_grid(waves, 64, Some(1 << 20)), waves);
-        // Every cap keeps the thread count a multiple of the slots and covers every slot.
-        for slots in [1, 3, 7, 24, 48, 60, 64, 128, 512, 2048] {
-            for threads in [32, 96, 128, 256, 1024] {
-                let blocks = {
-                    let (mut a, mut b) = (slots, threads);
-                    while b != 0 {
-                        (a, b) = (b, a % b);
-                    }
-                    slots / a * 400
-                };
-                let grid = Grid::new(blocks, threads);
-                for most in [1u64, 2, 5, 17, 100, 10_000] {
-                    let c = capped_grid(grid, slots, Some(most));
-                    assert!(c.blocks >= 1 && c.blocks <= grid.blocks, "{slots} {threads} {most}: {c:?}");
-                    assert_eq!(c.total_threads() % slots as usize, 0, "{slots} {threads} {most}: {c:?}");
-                    assert!(
-                        c == grid || c.total_threads() as u64 >= most * slots as u64,
-                        "{slots} {threads} {most}: {c:?} misses slots"
-                    );
-                }
-            }
-        }
     }
 }
