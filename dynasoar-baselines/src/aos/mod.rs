@@ -20,44 +20,6 @@
 //! Freeing is deferred to the compaction: the memory of an object freed during a kernel stays
 //! valid until the next `parallel_do` (so a do-all may still read a neighbour another thread
 //! freed), and no address can be in the allocated array twice.
-//!
-//! # On BitmapAlloc: one allocation bitmap per class
-//!
-//! The paper's BitmapAlloc (`003_...` section 7) "treats the entire heap as one large array,
-//! whose slots are managed by bitmaps, similarly to DynaSOAr: one allocation bitmap per type and
-//! one free slot bitmap. Allocation bitmaps are also used for `parallel_do` and `device_do`."
-//! The free-slot bitmap is [`BitmapAlloc`]'s own; when the store's allocator is BitmapAlloc, the
-//! host sets [`AosHeader::class_bitmaps`] and the store keeps the rest here instead of the
-//! pointer tables (which are not allocated, and nothing is compacted):
-//!
-//! ```text
-//! slots        SlotIndex: the pool's first slot, the slot size, the bitmaps' geometry
-//! per class    allocation bitmap: one bit per slot, hierarchical (dynasoar_device::bitmap)
-//!              listing: (container index, its bits) per non-empty level-0 container,
-//!              with two counts by parity
-//! deferred     one bit per slot: freed since the last listing (level 0 only)
-//! ```
-//!
-//! - `make_new` takes a slot from BitmapAlloc's free-slot bitmap, writes the object, then
-//!   (release fence) sets the slot's bit in its class's bitmap ([`Bitmap::set`]).
-//! - `free` clears the bit ([`Bitmap::try_clear`]: a bit already clear is a double free) and
-//!   sets the slot's bit in `deferred`. The slot goes back to BitmapAlloc at the next listing,
-//!   which comes before the next do-all over a class: as with the tables, the memory of an
-//!   object freed during a kernel stays valid until the next `parallel_do` (later, if that
-//!   do-all keeps its listings), and a slot cannot be in two classes' bitmaps.
-//! - A `parallel_do` lists each class it visits ([`kernels::aos_list`], one launch): every
-//!   thread takes level-0 containers, gives the deferred slots of its container back to
-//!   BitmapAlloc (one atomic OR per 64 slots), and appends each non-empty container of the
-//!   class's bitmap with a copy of its bits, as DynaSOAr's enumeration copies allocation bitmaps
-//!   into iteration bitmaps. The do-all's threads then stride over 64 slots per entry and visit
-//!   the slots set in the copy ([`AosStore::for_each_in_listing`]): objects created during the
-//!   do-all are not visited even where they land in a listed container. The runtime keeps a
-//!   listing while nothing changed its class (`HostStore::lists_classes`), as for DynaSOAr's
-//!   heap. The store checks the flag once per launch of the do-all loop.
-//! - `device_do` walks the class's live bitmap from its top level down, skipping empty
-//!   containers at every level ([`AosStore::for_each_class_container`]), with one acquire
-//!   fence per non-empty level-0 container: objects created by the launch are seen once their
-//!   bit is set, and freed ones not once their bit is cleared.
 
 pub mod kernels;
 
@@ -613,25 +575,6 @@ impl AosStore {
     #[inline]
     pub fn for_each_in_listing(&self, class: u8, lanes: u32, parity: u32, mut f: impl FnMut(RawHandle)) {
         let table = self.class(class);
-        #[cfg(not(target_arch = "nvptx64"))]
-        if lanes <= 1 {
-            // The CPU backend runs the emulated threads one after another on a core: each takes
-            // a contiguous share of the entries and visits their set bits, as DynaSOAr's heap
-            // does there (a thread per slot cost a call per empty slot of a sparse bitmap).
-            let entries = table.listed_counts(parity).load() as u64;
-            let (id, threads) = (arch::global_thread_id() as u64, arch::global_thread_count() as u64);
-            let share = |thread: u64| thread.min(threads) * entries / threads.max(1);
-            for k in share(id)..share(id + 1) {
-                // SAFETY: as below.
-                let [index, mut bits] = unsafe { table.listed_entry(k).read() };
-                while bits != 0 {
-                    let slot = index * 64 + bits.trailing_zeros() as u64;
-                    bits &= bits - 1;
-                    f(self.slot_handle(class, slot));
-                }
-            }
-            return;
-        }
         let n = table.listed_counts(parity).load() as u64 * 64;
         let lanes = lanes.clamp(1, dynasoar_device::MAX_LANES) as u64;
         let stride = arch::global_thread_count() as u64 / lanes;

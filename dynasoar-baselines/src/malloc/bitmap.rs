@@ -15,12 +15,6 @@
 //!   levels above (the same protocol as [`Bitmap::set`], reached through the upper levels seen
 //!   as a bitmap of their own: see `Layout::upper`).
 //!
-//! The paper's other bitmaps, one *allocation bitmap* per type, which its `parallel_do` and
-//! `device_do` use, are not in this module, as a general `malloc` has no types: the AOS object
-//! store keeps them, one per class over this pool's slots, when its allocator is BitmapAlloc
-//! (see `crate::aos`). It claims slots with [`BitmapAlloc::take_slot`], finds them with
-//! [`SlotPool`] and gives freed ones back 64 at a time with [`BitmapAlloc::give_back_slots`].
-//!
 //! Slot size: `region.param()` bytes rounded up to a multiple of 16 (at least 16); 0 picks
 //! [`DEFAULT_SLOT_BYTES`]. [`Caps::max_size`] must be a constant, so it is a generous bound
 //! ([`MAX_SIZE`]); a request larger than the configured slot returns null and raises
@@ -30,6 +24,9 @@
 //! Departures from the paper and limits:
 //! - The default slot is 256 bytes, not the 64 the brief suggested: the shared storm tests
 //!   (`tests/tests/malloc.rs`) create every region with parameter 0 and request up to 256 bytes.
+//! - No per-type allocation bitmaps: the paper's BitmapAlloc also kept one per class for
+//!   `parallel_do`/`device_do`; a general `malloc` has no types (the AOS object store keeps its
+//!   own pointer array).
 //! - No warp aggregation: each thread searches the bitmap alone. The crate's bitmap claims one
 //!   bit per atomic; reserving several bits of a container for a warp would need a multi-bit
 //!   claim in [`dynasoar_device::bitmap`]. Lanes of a warp start their search in the same container but at
@@ -554,7 +551,7 @@ mod tests {
         assert_ne!(region.errors() & errors::INVALID_FREE, 0, "given back twice");
         let region = HostRegion::new(MallocKind::Bitmap, 8192, 48);
         let m = region.typed::<BitmapAlloc>();
-        if !pool.slots.is_multiple_of(64) {
+        if pool.slots % 64 != 0 {
             unsafe { m.give_back_slots(containers - 1, 1 << 63) };
             assert_eq!(region.errors(), errors::INVALID_FREE, "a bit past the last slot");
         }
