@@ -3,9 +3,8 @@
 //! (exactly where the app is deterministic; within rounding for the two whose force sums run in
 //! object order), on the CPU here and on the GPU in the bundle.
 
-use dynasoar::baselines::host::{AosHeap, StoreChoice};
-use dynasoar::baselines::malloc::MallocKind;
-use dynasoar::host::{Backend, Error, ExecutorOptions, Runtime};
+use dynasoar::baselines::host::StoreChoice;
+use dynasoar::host::{Backend, ExecutorOptions};
 use dynasoar::math::Vec2;
 use dynasoar_examples::render::{Recorder, RenderArgs};
 use dynasoar_examples::{Implementation, RunOptions};
@@ -13,8 +12,7 @@ use dynasoar_examples::{
     barnes_hut, collision, game_of_life, generation, nbody, structure, sugarscape, traffic, wator,
 };
 use dynasoar_models::generation::Rule;
-use dynasoar_models::semantics::{Animal, Cat, Registry, Zoo};
-use dynasoar_tests::{cpu_runtime_on, general_stores, gpu_executor};
+use dynasoar_tests::{general_stores, gpu_executor};
 
 fn exec(backend: Backend) -> ExecutorOptions {
     ExecutorOptions { backend, cpu_threads: Some(4), quiet: true, ..Default::default() }
@@ -273,153 +271,4 @@ fn every_app_on_every_allocator_on_gpu() {
     traffic_case(Backend::Cuda, 400, 100);
     generation_case(Backend::Cuda, 300, 20);
     barnes_hut_case(Backend::Cuda, 20_000, 5);
-}
-
-// BitmapAlloc as the paper built it: one allocation bitmap per class over the slots, used by
-// `parallel_do` and `device_do` (no pointer tables, no compaction).
-
-const BITMAP: StoreChoice = StoreChoice::Malloc(MallocKind::Bitmap);
-
-/// The AOS store under a runtime.
-fn aos_heap<A: dynasoar::AllocatorSpec>(rt: &Runtime<A>) -> &AosHeap {
-    rt.object_store().as_any().downcast_ref::<AosHeap>().expect("an AOS store")
-}
-
-/// Entries (non-empty 64-slot containers) of the last listing of class `class` (by name).
-fn listed_containers(rt: &Runtime<Zoo>, class: &str) -> u64 {
-    let id = rt.classes().iter().position(|c| c.name == class).unwrap();
-    aos_heap(rt).listed_containers(rt.executor()).unwrap().expect("class bitmaps")[id]
-}
-
-#[test]
-fn bitmap_alloc_keeps_one_allocation_bitmap_per_class() {
-    let rt = cpu_runtime_on::<Zoo>(BITMAP, 16 << 20);
-    assert!(aos_heap(&rt).keeps_class_bitmaps(), "BitmapAlloc's store keeps class bitmaps");
-    assert!(
-        !aos_heap(&cpu_runtime_on::<Zoo>(StoreChoice::Malloc(MallocKind::Atomic), 1 << 20))
-            .keeps_class_bitmaps()
-    );
-
-    // Created: each object once, in its class's bitmap.
-    rt.parallel_new(Registry::create, 1).unwrap();
-    rt.parallel_do_with(Registry::populate, 50u32).unwrap();
-    assert_eq!((rt.count::<Cat>().unwrap(), rt.count::<Animal>().unwrap()), (50, 100));
-    let handles = rt.handles::<Animal>().unwrap();
-    let distinct: std::collections::HashSet<_> = handles.iter().map(|h| h.raw().0).collect();
-    assert_eq!((handles.len(), distinct.len()), (100, 100), "every object once");
-
-    // A do-all visits every object exactly once, through the class bitmaps' listings.
-    rt.parallel_do(Animal::tick).unwrap();
-    let animals = rt.collect::<Animal>().unwrap();
-    assert_eq!(animals.len(), 100);
-    assert!(
-        animals.iter().all(|a| a.ticks == 1),
-        "{:?}",
-        animals.iter().map(|a| a.ticks).collect::<Vec<_>>()
-    );
-    assert!(listed_containers(&rt, "Cat") >= 1, "the do-all over cats listed their bitmap");
-
-    // Objects created during a do-all are not visited by it, though they may share a listed
-    // container with the parents.
-    rt.parallel_do(Cat::have_kitten).unwrap();
-    let cats = rt.collect::<Cat>().unwrap();
-    assert_eq!(cats.len(), 100);
-    let kittens: Vec<&Cat> = cats.iter().filter(|c| c.base.id >= 100_000).collect();
-    assert_eq!(kittens.len(), 50);
-    assert!(kittens.iter().all(|c| c.base.ticks == 0), "a kitten was visited by the launch that made it");
-    assert!(cats.iter().filter(|c| c.base.id < 100_000).all(|c| c.base.ticks == 11), "each parent once");
-
-    // Freed: gone from the class's bitmap, not visited again.
-    rt.parallel_do(Cat::leave_if_odd).unwrap();
-    assert_eq!(rt.count::<Cat>().unwrap(), 50);
-    rt.parallel_do(Animal::tick).unwrap();
-    let cats = rt.collect::<Cat>().unwrap();
-    assert_eq!(cats.len(), 50);
-    assert!(cats.iter().all(|c| c.base.id % 2 == 0));
-    assert!(cats.iter().all(|c| c.base.ticks == if c.base.id < 100_000 { 12 } else { 1 }));
-
-    // device_do walks the live bitmap: every cat, once.
-    rt.parallel_do(Animal::count_cats).unwrap();
-    let animals = rt.collect::<Animal>().unwrap();
-    assert_eq!(animals.len(), 100);
-    assert!(
-        animals.iter().all(|a| a.cats_seen == 50),
-        "{:?}",
-        animals.iter().map(|a| a.cats_seen).collect::<Vec<_>>()
-    );
-
-    rt.reset().unwrap();
-    assert_eq!(rt.count::<Animal>().unwrap(), 0);
-    rt.parallel_do(Animal::tick).unwrap();
-    assert_eq!(listed_containers(&rt, "Cat"), 0, "a reset empties the bitmaps");
-}
-
-/// Freed slots go back to BitmapAlloc at the next `parallel_do` (their memory stays valid
-/// until then, as with the other allocators' deferred frees), and are reused.
-#[test]
-fn bitmap_alloc_gives_freed_slots_back_at_the_next_do_all() {
-    let rt = cpu_runtime_on::<Zoo>(BITMAP, 64 << 10);
-    let slots = aos_heap(&rt).capacity()[rt.classes().iter().position(|c| c.name == "Cat").unwrap()];
-    assert!(slots > 100, "{slots} slots");
-    // Fill every slot.
-    rt.parallel_new(Cat::born, slots).unwrap();
-    assert_eq!(rt.count::<Cat>().unwrap(), slots);
-    // Half free themselves: their slots are not free yet (a count, as a `parallel_do`, would
-    // give them back), so a constructor finds no room.
-    rt.parallel_do(Cat::leave_if_odd).unwrap();
-    let err = rt.parallel_new(Cat::born, 1).unwrap_err();
-    assert!(matches!(err, Error::Malloc { .. }) && err.to_string().contains("out of memory"), "{err}");
-    let left = rt.count::<Cat>().unwrap();
-    assert_eq!(left, slots.div_ceil(2));
-    // The next do-all gives them back first: every remaining cat has a kitten in them.
-    rt.parallel_do(Cat::have_kitten).unwrap();
-    assert_eq!(rt.count::<Cat>().unwrap(), 2 * left);
-    let cats = rt.collect::<Cat>().unwrap();
-    let kittens: Vec<&Cat> = cats.iter().filter(|c| c.base.id >= 100_000).collect();
-    assert_eq!(kittens.len() as u64, left);
-    // They took the freed slots, in the containers the do-all listed, and yet it did not visit
-    // them (a do-all reading the live bitmap would have).
-    assert!(kittens.iter().all(|c| c.base.ticks == 0 && c.lives == 8), "a kitten was visited");
-}
-
-/// An app on BitmapAlloc's class bitmaps computes what it computes on DynaSOAr's SOA heap: Wa-Tor
-/// (creations and frees in every step) and the collision model (frees,
-/// `device_do` over every body).
-#[test]
-fn apps_on_bitmap_alloc_match_the_soa_heap_on_cpu() {
-    let cfg = wator::Config { width: 64, height: 48, steps: 30, ..wator::Config::default() };
-    let heap = wator::run(
-        Implementation::Dynasoar,
-        on(Backend::Cpu, StoreChoice::Dynasoar),
-        &cfg,
-        &mut recorder(),
-        false,
-    )
-    .unwrap_or_else(|e| panic!("{e:#}"));
-    let bitmap = wator::run(Implementation::Dynasoar, on(Backend::Cpu, BITMAP), &cfg, &mut recorder(), false)
-        .unwrap_or_else(|e| panic!("{e:#}"));
-    assert!(heap.fish() > 0 && heap.sharks() > 0, "a living ocean");
-    assert!(bitmap.cells == heap.cells, "the same ocean");
-    assert_eq!(bitmap.populations, heap.populations);
-    assert_eq!(bitmap.objects, heap.objects);
-
-    let physics = dynasoar_models::collision::Physics { merge_threshold: 0.04, ..Default::default() };
-    let cfg = collision::Config { bodies: 400, steps: 10, physics, ..collision::Config::default() };
-    let heap = collision::run(
-        Implementation::Dynasoar,
-        on(Backend::Cpu, StoreChoice::Dynasoar),
-        &cfg,
-        &mut recorder(),
-        false,
-    )
-    .unwrap_or_else(|e| panic!("{e:#}"));
-    let bitmap =
-        collision::run(Implementation::Dynasoar, on(Backend::Cpu, BITMAP), &cfg, &mut recorder(), false)
-            .unwrap_or_else(|e| panic!("{e:#}"));
-    assert!(heap.bodies.len() < 400, "bodies merged");
-    assert_eq!(bitmap.bodies.len(), heap.bodies.len(), "the same merges");
-    for (b, h) in bitmap.bodies.iter().zip(&heap.bodies) {
-        assert_eq!((b.id, b.members, b.mass), (h.id, h.members, h.mass));
-        assert!(close(b.pos, h.pos, 1e-4), "body {}", b.id);
-    }
 }

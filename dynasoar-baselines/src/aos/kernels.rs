@@ -10,9 +10,6 @@
 //!    do-all visits.
 //!
 //! A class without deletions is not copied: only its launch count moves on.
-//!
-//! A store with class bitmaps (BitmapAlloc) has no tables to compact: [`aos_list`] lists one
-//! class for its next do-all instead, and gives the slots freed since back to BitmapAlloc.
 
 use dynasoar_macros::kernel;
 
@@ -32,74 +29,9 @@ pub struct AosParams {
 #[diagnostic::do_not_recommend]
 unsafe impl Plain for AosParams {}
 
-fn store(store: DevPtr<AosHeader>) -> AosStore {
-    // SAFETY: the host launches the compaction (or listing) on a store it created, with nothing
-    // else running.
-    unsafe { AosStore::from_ptr(store.as_ptr()) }
-}
-
-/// Parameters of [`aos_list`].
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct AosListParams {
-    pub store: DevPtr<AosHeader>,
-    /// The class to list, or [`RELEASE_ONLY`] to give back the deferred frees only.
-    pub class: u32,
-    /// Which of the class's listing counts to fill (the other is zeroed for the next listing).
-    pub parity: u32,
-}
-// SAFETY: `repr(C)` plain data.
-// Kernel parameters and store internals: not offered to users as examples of plain types.
-#[diagnostic::do_not_recommend]
-unsafe impl Plain for AosListParams {}
-
-/// [`AosListParams::class`] of a launch that lists no class.
-pub const RELEASE_ONLY: u32 = u32::MAX;
-
-/// With class bitmaps, before a do-all over `p.class` (one launch, alone on the store): give
-/// the slots freed since the last listing back to BitmapAlloc (every class's), and list the
-/// class: for each non-empty level-0 container of its allocation bitmap, append (its index, a
-/// copy of its bits) to the class's listing of `p.parity`. The do-all visits exactly the
-/// objects of the copies, so objects created during it are not visited (DynaSOAr's
-/// enumeration copies allocation bitmaps into iteration bitmaps the same way). One thread per
-/// container of level 0, striding; appends warp-aggregated (their order is not fixed).
-#[kernel(crate = dynasoar_device, name = "dynasoar_aos_list")]
-pub fn aos_list(p: AosListParams) {
-    let store = store(p.store);
-    if !store.keeps_class_bitmaps() {
-        return;
-    }
-    let (thread, threads) = (arch::global_thread_id() as u64, arch::global_thread_count() as u64);
-    let words = store.slot_index().geometry.level_len[0];
-    let malloc = store.bitmap_alloc();
-    let listing = if p.class < store.num_classes() { store.class_bitmap(p.class as u8) } else { None };
-    let table = store.class(p.class as u8);
-    if thread == 0 && listing.is_some() {
-        // Read by no one until the next listing, which appends to it.
-        table.listed_counts(p.parity ^ 1).store(0);
-    }
-    let mut w = thread;
-    while w < words {
-        let freed = store.deferred_word(w).swap(0);
-        if freed != 0 {
-            // SAFETY: each deferred bit is the slot of an object `free` removed from its
-            // class's bitmap since the last listing (once: its class bit was set), which no
-            // launch after the one that freed it may use; `swap` hands it to this thread only.
-            unsafe { malloc.give_back_slots(w, freed) };
-        }
-        if let Some(bitmap) = listing {
-            let bits = bitmap.container(0, w).load();
-            if bits != 0 {
-                let at = WarpGroup::current().fetch_add_one_u32(table.listed_counts(p.parity)) as u64;
-                if at < words {
-                    // SAFETY: entry `at` (below the listing's `words` entries) was reserved by
-                    // this thread; read by later launches only.
-                    unsafe { table.listed_entry(at).write([w, bits]) };
-                }
-            }
-        }
-        w += threads;
-    }
+fn store(p: AosParams) -> AosStore {
+    // SAFETY: the host launches the compaction on a store it created, with nothing else running.
+    unsafe { AosStore::from_ptr(p.store.as_ptr()) }
 }
 
 /// Deletions stashed for this compaction, over all classes.
@@ -110,7 +42,7 @@ fn stashed_deletions(store: &AosStore) -> u64 {
 /// Step 1 (see the module docs).
 #[kernel(crate = dynasoar_device, name = "dynasoar_aos_mark")]
 pub fn aos_mark(p: AosParams) {
-    let store = store(p.store);
+    let store = store(p);
     let (thread, threads) = (arch::global_thread_id() as u64, arch::global_thread_count() as u64);
     let mut deletions = 0;
     for c in 0..store.num_classes() {
@@ -155,7 +87,7 @@ pub fn aos_mark(p: AosParams) {
 /// Step 2 (see the module docs).
 #[kernel(crate = dynasoar_device, name = "dynasoar_aos_filter")]
 pub fn aos_filter(p: AosParams) {
-    let store = store(p.store);
+    let store = store(p);
     let deletions = stashed_deletions(&store);
     if deletions == 0 {
         return;
@@ -192,7 +124,7 @@ pub fn aos_filter(p: AosParams) {
 /// Step 3 (see the module docs).
 #[kernel(crate = dynasoar_device, name = "dynasoar_aos_release")]
 pub fn aos_release(p: AosParams) {
-    let store = store(p.store);
+    let store = store(p);
     let deletions = stashed_deletions(&store);
     let (thread, threads) = (arch::global_thread_id() as u64, arch::global_thread_count() as u64);
     let malloc = store.malloc();
@@ -244,11 +176,7 @@ pub fn aos_release(p: AosParams) {
 /// empties the tables). Objects freed since the last compaction are in the lists too.
 #[kernel(crate = dynasoar_device, name = "dynasoar_aos_clear")]
 pub fn aos_clear(p: AosParams) {
-    let store = store(p.store);
-    if store.keeps_class_bitmaps() {
-        // No tables: the host zeroes the bitmaps and starts the region over.
-        return;
-    }
+    let store = store(p);
     let (thread, threads) = (arch::global_thread_id() as u64, arch::global_thread_count() as u64);
     let malloc = store.malloc();
     for c in 0..store.num_classes() {

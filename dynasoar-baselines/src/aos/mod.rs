@@ -23,11 +23,9 @@
 
 pub mod kernels;
 
-use crate::malloc::bitmap::BitmapAlloc;
-use crate::malloc::{AnyMalloc, DeviceMalloc, Region, RegionHeader};
+use crate::malloc::{AnyMalloc, Region, RegionHeader};
 use dynasoar_device::arch::atomic::{Atomic32, Atomic64};
 use dynasoar_device::arch::{self, WarpGroup};
-use dynasoar_device::bitmap::{Bitmap, BitmapGeometry};
 use dynasoar_device::errors;
 use dynasoar_device::handle::RawHandle;
 use dynasoar_device::{ClassSpec, Concrete, Listing, ObjectStore};
@@ -63,34 +61,6 @@ pub struct AosClass {
     pub from_count: u32,
     pub from_deleted: u32,
     pub _reserved: u32,
-    /// With class bitmaps ([`AosHeader::class_bitmaps`]): address of the class's allocation
-    /// bitmap (one bit per slot of the pool, hierarchical: [`SlotIndex::geometry`]); 0 for an
-    /// abstract class.
-    pub bitmap: u64,
-    /// With class bitmaps: address of the class's listing, one entry of two words per
-    /// non-empty level-0 container of the bitmap when it was listed: the container's index and
-    /// a copy of its bits (what the next do-all visits).
-    pub listed: u64,
-    /// With class bitmaps: entries of the listing, by the listing's parity (the listing kernel
-    /// appends to one and zeroes the other for the next listing).
-    pub listed_counts: [u32; 2],
-}
-
-/// Where BitmapAlloc's slots lie, for the per-class allocation bitmaps (written by the host,
-/// never changed).
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct SlotIndex {
-    /// Address of slot 0.
-    pub pool: u64,
-    /// Bytes of a slot (nonzero with class bitmaps).
-    pub slot_bytes: u64,
-    /// Address of the slots freed since the last listing: one bit per slot, flat (the
-    /// `geometry.level_len[0]` words of level 0 only). The listing gives them back to
-    /// BitmapAlloc.
-    pub deferred: u64,
-    /// Geometry of every class's allocation bitmap (`bits`: the pool's slots).
-    pub geometry: BitmapGeometry,
 }
 
 /// The store's header.
@@ -109,11 +79,7 @@ pub struct AosHeader {
     pub errors: u32,
     /// Objects that could not be created (atomic).
     pub failed: u32,
-    /// Nonzero when the allocator is BitmapAlloc: the store keeps one allocation bitmap per
-    /// class over its slots ([`SlotIndex`]) instead of pointer tables (see the module docs).
-    pub class_bitmaps: u32,
-    pub _reserved: [u32; 4],
-    pub slots: SlotIndex,
+    pub _reserved: [u32; 5],
     pub classes: [AosClass; MAX_CLASSES],
 }
 
@@ -125,10 +91,6 @@ unsafe impl Plain for AosClass {}
 // Kernel parameters and store internals: not offered to users as examples of plain types.
 #[diagnostic::do_not_recommend]
 unsafe impl Plain for AosHeader {}
-// SAFETY: `repr(C)` integers.
-// Kernel parameters and store internals: not offered to users as examples of plain types.
-#[diagnostic::do_not_recommend]
-unsafe impl Plain for SlotIndex {}
 
 /// A store as device code sees it.
 #[derive(Clone, Copy, Debug)]
@@ -184,10 +146,6 @@ impl ClassTable {
     state_word!(from);
     state_word!(from_count);
     state_word!(from_deleted);
-    state_word!(
-        /// Entries of the class bitmap's listing `i` (by parity).
-        listed_counts, i
-    );
 
     #[inline(always)]
     pub fn capacity(&self) -> u64 {
@@ -204,12 +162,6 @@ impl ClassTable {
     #[inline(always)]
     pub fn deleted_entry(&self, i: u64) -> *mut u64 {
         (self.config().deleted as usize as *mut u64).wrapping_add(i as usize)
-    }
-
-    /// Entry `i` of the class bitmap's listing: (container index, its bits when listed).
-    #[inline(always)]
-    pub fn listed_entry(&self, i: u64) -> *mut [u64; 2] {
-        (self.config().listed as usize as *mut [u64; 2]).wrapping_add(i as usize)
     }
 
     /// Entries in use of a counter, bounded by the capacity (a counter goes past it when the
@@ -277,183 +229,11 @@ impl AosStore {
         PtrSet { table: h.hash as usize as *mut u64, mask: entries - 1 }
     }
 
-    /// Whether this store keeps per-class allocation bitmaps (its allocator is BitmapAlloc).
-    #[inline(always)]
-    pub fn keeps_class_bitmaps(&self) -> bool {
-        self.header().class_bitmaps != 0
-    }
-
-    /// Where BitmapAlloc's slots lie (meaningful with class bitmaps).
-    #[inline(always)]
-    pub fn slot_index(&self) -> &SlotIndex {
-        &self.header().slots
-    }
-
-    /// The allocation bitmap of class `class`, `None` for a class without one (abstract, or a
-    /// store without class bitmaps).
-    #[inline(always)]
-    pub fn class_bitmap(&self, class: u8) -> Option<Bitmap<'_>> {
-        let containers = self.class(class).config().bitmap as usize as *const Atomic64;
-        if containers.is_null() {
-            return None;
-        }
-        // SAFETY: the host allocated the class's bitmap with `geometry.containers` containers,
-        // alive with the store and only accessed atomically while kernels run.
-        Some(unsafe { Bitmap::from_raw(&self.slot_index().geometry, containers) })
-    }
-
-    /// Level-0 word `index` of the deferred frees (`index` below the level's length).
-    #[inline(always)]
-    pub fn deferred_word(&self, index: u64) -> &Atomic64 {
-        let words = self.slot_index().deferred as usize as *mut u64;
-        // SAFETY: the host allocated `geometry.level_len[0]` words, only accessed atomically;
-        // callers pass an index below that.
-        unsafe { Atomic64::from_ptr(words.wrapping_add(index as usize)) }
-    }
-
-    /// The handle of the object of class `class` in slot `slot`.
-    #[inline(always)]
-    fn slot_handle(&self, class: u8, slot: u64) -> RawHandle {
-        let index = self.slot_index();
-        RawHandle::aos(index.pool + slot * index.slot_bytes, class)
-    }
-
-    /// BitmapAlloc, attached to the store's region (with class bitmaps only).
-    #[inline(always)]
-    pub fn bitmap_alloc(&self) -> BitmapAlloc {
-        // SAFETY: with class bitmaps the host created the region as a BitmapAlloc and
-        // initialised it before any kernel.
-        unsafe {
-            BitmapAlloc::attach(Region::from_header(self.header().region as usize as *mut RegionHeader))
-        }
-    }
-
-    /// A free slot of BitmapAlloc for `bytes` bytes; out of memory raised and counted.
-    #[inline(never)]
-    fn take_slot(&self, bytes: u32) -> Option<u64> {
-        let slot = self.bitmap_alloc().take_slot(bytes);
-        if slot.is_none() {
-            self.raise(errors::OUT_OF_MEMORY);
-            self.count_failure();
-        }
-        slot
-    }
-
-    /// Publish the object in `slot` as one of class `class`: set its bit in the class's
-    /// allocation bitmap, after its fields.
-    #[inline(never)]
-    fn publish_slot(&self, class: u8, slot: u64) {
-        // Release: the object's fields before its bit, for `device_do` in this launch.
-        arch::fence();
-        match self.class_bitmap(class) {
-            Some(bitmap) => bitmap.set(slot),
-            // A concrete class always has a bitmap: the host's tables are corrupt.
-            None => self.raise(errors::TABLE_FULL),
-        }
-    }
-
-    /// [`make_new`](Self::make_new) with class bitmaps: the object in a slot of BitmapAlloc,
-    /// its bit set in its class's allocation bitmap.
-    #[inline(always)]
-    fn make_new_in_slot<T: Concrete + ClassSpec>(&self, value: &T) -> Option<RawHandle> {
-        let slot = self.take_slot(core::mem::size_of::<T>() as u32)?;
-        let raw = self.slot_handle(T::TYPE_ID, slot);
-        // SAFETY: a fresh slot of at least `size_of::<T>()` bytes (the host sizes the slots for
-        // the largest class), 16-byte aligned, owned by this thread.
-        unsafe { T::store(raw, value) };
-        self.publish_slot(T::TYPE_ID, slot);
-        Some(raw)
-    }
-
-    /// [`free`](Self::free) with class bitmaps: clear the object's bit in its class's bitmap
-    /// (a bit already clear is a double free) and mark its slot in the deferred frees, which
-    /// the next listing gives back to BitmapAlloc: the memory stays valid until then.
-    #[inline(never)]
-    fn free_slot(&self, raw: RawHandle) {
-        let index = self.slot_index();
-        let addr = raw.aos_addr();
-        let offset = addr.wrapping_sub(index.pool);
-        let slot = match (offset.checked_div(index.slot_bytes), offset.checked_rem(index.slot_bytes)) {
-            (Some(slot), Some(0)) if addr >= index.pool && slot < index.geometry.bits => slot,
-            _ => {
-                // Not a slot of the pool: no object of this store.
-                self.bitmap_alloc_region().raise(crate::malloc::errors::INVALID_FREE);
-                return;
-            }
-        };
-        let Some(bitmap) = self.class_bitmap(raw.type_id()) else {
-            self.raise(errors::DOUBLE_FREE);
-            return;
-        };
-        if !bitmap.try_clear(slot) {
-            self.raise(errors::DOUBLE_FREE);
-            return;
-        }
-        self.deferred_word(slot / 64).fetch_or(1 << (slot % 64));
-    }
-
-    #[inline(always)]
-    fn bitmap_alloc_region(&self) -> Region {
-        // SAFETY: the host created the region before any kernel.
-        unsafe { Region::from_header(self.header().region as usize as *mut RegionHeader) }
-    }
-
-    /// Call `f(index, bits)` for every non-empty level-0 container of class `class`'s
-    /// allocation bitmap, walking it top-down and skipping empty containers at every level
-    /// (live bits: containers that change meanwhile may be seen either way).
-    #[inline]
-    pub fn for_each_class_container(&self, class: u8, mut f: impl FnMut(u64, u64)) {
-        let Some(bitmap) = self.class_bitmap(class) else { return };
-        let levels = bitmap.geometry().levels;
-        if levels <= 1 {
-            let bits = bitmap.container(0, 0).load();
-            if bits != 0 {
-                f(0, bits);
-            }
-            return;
-        }
-        // Per level above 0: the container being walked and its bits not yet visited.
-        // Arrays of 8 (> MAX_LEVELS) indexed with `& 7`: no bounds checks.
-        let mut rest = [0u64; 8];
-        let mut at = [0u64; 8];
-        let top = levels - 1;
-        let mut level = top;
-        rest[(top & 7) as usize] = bitmap.container(top, 0).load();
-        loop {
-            let l = (level & 7) as usize;
-            if rest[l] == 0 {
-                if level == top {
-                    return;
-                }
-                level += 1;
-                continue;
-            }
-            let bit = rest[l].trailing_zeros() as u64;
-            rest[l] &= rest[l] - 1;
-            let index = at[l] * 64 + bit;
-            if level == 1 {
-                let bits = bitmap.container(0, index).load();
-                if bits != 0 {
-                    f(index, bits);
-                }
-            } else {
-                level -= 1;
-                let below = (level & 7) as usize;
-                at[below] = index;
-                rest[below] = bitmap.container(level, index).load();
-            }
-        }
-    }
-
     /// Create an object of class `T` holding `value`: its memory from the allocator, its
-    /// address appended to the class's current list (with class bitmaps: its bit set in the
-    /// class's bitmap). `None` if the allocator or the table is out of room (raised for the
-    /// host to report).
+    /// address appended to the class's current list. `None` if the allocator or the table is
+    /// out of room (raised for the host to report).
     #[inline]
     pub fn make_new<T: Concrete + ClassSpec>(&self, value: &T) -> Option<RawHandle> {
-        if self.keeps_class_bitmaps() {
-            return self.make_new_in_slot(value);
-        }
         let ptr = self.malloc().malloc(core::mem::size_of::<T>() as u32);
         if ptr.is_null() {
             self.raise(errors::OUT_OF_MEMORY);
@@ -482,16 +262,12 @@ impl AosStore {
         Some(raw)
     }
 
-    /// Record `raw` as deleted; its memory goes back to the allocator at the next compaction
-    /// (with class bitmaps: at the next listing).
+    /// Record `raw` as deleted; its memory goes back to the allocator at the next compaction.
     #[inline]
     pub fn free(&self, raw: RawHandle) {
         if raw.is_null() {
             self.raise(errors::NULL_HANDLE);
             return;
-        }
-        if self.keeps_class_bitmaps() {
-            return self.free_slot(raw);
         }
         let table = self.class(raw.type_id());
         // Grouped by class: the lanes here may free objects of different classes (e.g. a shark
@@ -508,23 +284,9 @@ impl AosStore {
     }
 
     /// Call `f` on every object of class `class` in this thread (`device_do`), objects created
-    /// by this launch included once their entry is written (with class bitmaps: once their bit
-    /// is set; objects freed by this launch are not visited once their bit is cleared).
+    /// by this launch included once their entry is written.
     #[inline]
     pub fn for_each_live(&self, class: u8, mut f: impl FnMut(RawHandle)) {
-        if self.keeps_class_bitmaps() {
-            self.for_each_class_container(class, |index, bits| {
-                // Acquire: pairs with the release in `publish_slot`.
-                arch::fence();
-                let mut bits = bits;
-                while bits != 0 {
-                    let slot = index * 64 + bits.trailing_zeros() as u64;
-                    bits &= bits - 1;
-                    f(self.slot_handle(class, slot));
-                }
-            });
-            return;
-        }
         let table = self.class(class);
         let list = table.current().load();
         let n = table.used(table.counts(list));
@@ -543,15 +305,9 @@ impl AosStore {
 
     /// The do-all's share of this thread: every `stride`-th object of the ones the last
     /// compaction listed for `class`, from `first`. Runs of `lanes` consecutive threads (a
-    /// power of two up to a warp; 1 but for methods with lanes) share each object. With class
-    /// bitmaps, the objects of the listing of `parity` ([`for_each_in_listing`]).
-    ///
-    /// [`for_each_in_listing`]: Self::for_each_in_listing
+    /// power of two up to a warp; 1 but for methods with lanes) share each object.
     #[inline]
-    pub fn for_each_listed(&self, class: u8, lanes: u32, parity: u32, mut f: impl FnMut(RawHandle)) {
-        if self.keeps_class_bitmaps() {
-            return self.for_each_in_listing(class, lanes, parity, f);
-        }
+    pub fn for_each_listed(&self, class: u8, lanes: u32, mut f: impl FnMut(RawHandle)) {
         let table = self.class(class);
         let list = table.current().load();
         let n = table.launch_count().load() as u64;
@@ -563,32 +319,6 @@ impl AosStore {
             // not change during this one (appends go further on).
             let entry = unsafe { table.list_entry(list, i).read() };
             f(RawHandle(entry));
-            i += stride;
-        }
-    }
-
-    /// [`for_each_listed`](Self::for_each_listed) with class bitmaps: the threads stride over
-    /// 64 slots per entry of the class's listing of `parity` (the non-empty containers of its
-    /// bitmap when it was listed, with their bits then), consecutive threads on consecutive
-    /// slots, and visit the slots whose bit was set. Objects created since the listing are not
-    /// in it.
-    #[inline]
-    pub fn for_each_in_listing(&self, class: u8, lanes: u32, parity: u32, mut f: impl FnMut(RawHandle)) {
-        let table = self.class(class);
-        let n = table.listed_counts(parity).load() as u64 * 64;
-        let lanes = lanes.clamp(1, dynasoar_device::MAX_LANES) as u64;
-        let stride = arch::global_thread_count() as u64 / lanes;
-        let mut i = arch::global_thread_id() as u64 / lanes;
-        while i < n {
-            let entry = table.listed_entry(i / 64);
-            // SAFETY: entries below the count were written by the listing launch and do not
-            // change until the class is listed again, between launches.
-            let bits = unsafe { (*entry)[1] };
-            if bits & (1 << (i % 64)) != 0 {
-                // SAFETY: as above.
-                let index = unsafe { (*entry)[0] };
-                f(self.slot_handle(class, index * 64 + i % 64));
-            }
             i += stride;
         }
     }
@@ -701,6 +431,6 @@ unsafe impl ObjectStore for AosStore {
 
     #[inline(always)]
     fn for_each_listed(&self, listing: Listing, f: impl FnMut(RawHandle)) {
-        AosStore::for_each_listed(self, listing.class, listing.lanes, listing.parity, f);
+        AosStore::for_each_listed(self, listing.class, listing.lanes, f);
     }
 }
