@@ -611,7 +611,16 @@ fn run_app(job: &Job, exec: ExecutorOptions) -> anyhow::Result<(Duration, Durati
         }
         App::GameOfLife => {
             let pattern = game_of_life::Pattern::random(size, size, game_of_life::DEFAULT_DENSITY, 1)?;
-            let cfg = game_of_life::Config { steps, heap_bytes, ..game_of_life::Config::new(pattern) };
+            // The dense SOA baseline: on a random soup nearly every cell is alive or next to one,
+            // and the baseline with lists of those cells took 9.49 ms for Figure 10's 20 steps on
+            // an H200 against the dense one's 0.52 ms (docs/results/2026-11-26-s3/fig10-bitmap/);
+            // the lists win on sparse patterns such as the paper's utm.pgm.
+            let cfg = game_of_life::Config {
+                steps,
+                heap_bytes,
+                soa: game_of_life::SoaVariant::Dense,
+                ..game_of_life::Config::new(pattern)
+            };
             let o = game_of_life::run(implementation, opts, &cfg, rec, false)?;
             (o.total, o.enumeration, Fingerprint::exact(&o, o.fingerprint()))
         }
