@@ -479,14 +479,22 @@ fn is_oom(e: &anyhow::Error) -> bool {
 }
 
 fn options(job: &Job, exec: ExecutorOptions) -> anyhow::Result<(Implementation, RunOptions)> {
-    let baseline = RunOptions { exec: exec.clone(), store: StoreChoice::Dynasoar, fixed_pool: false };
+    let baseline = RunOptions {
+        exec: exec.clone(),
+        store: StoreChoice::Dynasoar,
+        fixed_pool: false,
+        time_enumeration: true,
+    };
     Ok(match job.store.as_deref() {
         None => (Implementation::Soa, baseline),
         Some(AOS) => (Implementation::Aos, baseline),
         Some(name) => {
             let store: StoreChoice = name.parse().map_err(anyhow::Error::msg)?;
             // A given heap (Figures 11 and 12(b)) is the same for every allocator.
-            (Implementation::Dynasoar, RunOptions { exec, store, fixed_pool: job.heap_bytes.is_some() })
+            (
+                Implementation::Dynasoar,
+                RunOptions { exec, store, fixed_pool: job.heap_bytes.is_some(), time_enumeration: true },
+            )
         }
     })
 }

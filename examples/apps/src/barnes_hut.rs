@@ -497,7 +497,7 @@ impl DslSim {
         let options: RunOptions = options.into();
         cfg.validate()?;
         let heap_bytes = cfg.heap_bytes();
-        let rt = options.runtime::<BarnesHutHeap>(heap_bytes).deferred_checks(true).profile(true).build()?;
+        let rt = options.runtime::<BarnesHutHeap>(heap_bytes).deferred_checks(true).build()?;
         let exec = rt.executor();
         let table = exec.alloc_zeroed::<Handle<TreeNode>>(1)?;
         let ((), t_root) = exec

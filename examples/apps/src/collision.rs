@@ -193,8 +193,7 @@ fn run_dynasoar(
     recorder: &mut Recorder,
     bar: &indicatif::ProgressBar,
 ) -> anyhow::Result<Outcome> {
-    let rt =
-        options.runtime::<CollisionHeap>(cfg.dsl_heap_bytes()).deferred_checks(true).profile(true).build()?;
+    let rt = options.runtime::<CollisionHeap>(cfg.dsl_heap_bytes()).deferred_checks(true).build()?;
     let exec = rt.executor();
     let state = |rt: &Runtime<CollisionHeap>| -> anyhow::Result<Vec<BodyState>> {
         let mut v: Vec<BodyState> = rt

@@ -724,7 +724,7 @@ fn run_dynasoar(
 ) -> anyhow::Result<Outcome> {
     let p = &cfg.pattern;
     let heap_bytes = cfg.heap_bytes.unwrap_or_else(|| default_heap_bytes(p));
-    let rt = options.runtime::<GolHeap>(heap_bytes).deferred_checks(true).profile(true).build()?;
+    let rt = options.runtime::<GolHeap>(heap_bytes).deferred_checks(true).build()?;
     let exec = rt.executor();
     let cells = exec.alloc_zeroed::<Handle<Agent>>(p.cells())?;
     let world = World { cells: cells.ptr(), width: p.width, height: p.height };

@@ -353,7 +353,7 @@ impl DslSim {
         cfg.validate()?;
         let p = &cfg.pattern;
         let heap_bytes = cfg.heap_bytes();
-        let rt = options.runtime::<GenerationHeap>(heap_bytes).deferred_checks(true).profile(true).build()?;
+        let rt = options.runtime::<GenerationHeap>(heap_bytes).deferred_checks(true).build()?;
         let exec = rt.executor();
         let grid = exec.alloc_zeroed::<Handle<Agent>>(p.cells())?;
         let world = World {

@@ -52,6 +52,11 @@ pub struct CommonArgs {
     /// ouro-s-p, ouro-va-p, ouro-vl-p, ouro-s-c, ouro-va-c, ouro-vl-c, kma, bulk.
     #[arg(long, default_value = "dynasoar", env = "DYNASOAR_ALLOCATOR")]
     pub allocator: StoreChoice,
+    /// Do not time the DSL version's enumerations (its result line then says `enum_us=0`):
+    /// each is timed with a pair of CUDA events by default, which costs microseconds per
+    /// `parallel_do` where steps are tiny.
+    #[arg(long)]
+    pub no_enum_timing: bool,
 }
 
 impl CommonArgs {
@@ -62,7 +67,12 @@ impl CommonArgs {
 
     /// Backend and object store for the app's drivers.
     pub fn run_options(&self) -> RunOptions {
-        RunOptions { exec: self.executor_options(), store: self.allocator, fixed_pool: false }
+        RunOptions {
+            exec: self.executor_options(),
+            store: self.allocator,
+            fixed_pool: false,
+            time_enumeration: !self.no_enum_timing,
+        }
     }
 
     /// Executor options for the requested backend.
@@ -110,11 +120,14 @@ pub struct RunOptions {
     /// General-purpose allocators get exactly the heap DynaSOAr would (the paper's Figure 11,
     /// problem sizes at a fixed heap), not twice that plus 32 MiB.
     pub fixed_pool: bool,
+    /// Time the DSL version's enumerations (`RuntimeBuilder::profile`; the apps report them
+    /// as `enum_us`).
+    pub time_enumeration: bool,
 }
 
 impl From<ExecutorOptions> for RunOptions {
     fn from(exec: ExecutorOptions) -> Self {
-        RunOptions { exec, store: StoreChoice::Dynasoar, fixed_pool: false }
+        RunOptions { exec, store: StoreChoice::Dynasoar, fixed_pool: false, time_enumeration: true }
     }
 }
 
@@ -122,9 +135,11 @@ impl RunOptions {
     /// A runtime builder for the DSL version, on this backend and store, for a problem that
     /// fits a DynaSOAr heap of `heap_bytes`. General-purpose allocators get twice that plus
     /// 32 MiB (their size classes, headers and metadata take more), and their object tables
-    /// hold as many objects of each class as `heap_bytes` would.
+    /// hold as many objects of each class as `heap_bytes` would. Enumerations are timed as
+    /// [`time_enumeration`](Self::time_enumeration) says.
     pub fn runtime<A: AllocatorSpec>(&self, heap_bytes: u64) -> RuntimeBuilder<A> {
-        let builder = Runtime::<A>::builder(MODELS).executor_options(self.exec.clone());
+        let builder =
+            Runtime::<A>::builder(MODELS).executor_options(self.exec.clone()).profile(self.time_enumeration);
         let store = self.store.with_tables(TableCapacity::ForBytes(heap_bytes));
         match self.store {
             StoreChoice::Dynasoar => builder.store(store).heap_bytes(heap_bytes),

@@ -143,7 +143,7 @@ fn run_dynasoar(
 ) -> anyhow::Result<Outcome> {
     // 32-byte bodies, 64 per block: room for every body twice over, plus metadata.
     let heap_bytes = cfg.bodies as u64 * 32 * 2 + (8 << 20);
-    let rt = options.runtime::<NbodyHeap>(heap_bytes).deferred_checks(true).profile(true).build()?;
+    let rt = options.runtime::<NbodyHeap>(heap_bytes).deferred_checks(true).build()?;
     let exec = rt.executor();
     let state = |rt: &Runtime<NbodyHeap>| -> anyhow::Result<Vec<BodyState>> {
         let mut v: Vec<BodyState> = rt

@@ -472,7 +472,7 @@ impl DslSim {
         let options: RunOptions = options.into();
         cfg.validate()?;
         let heap_bytes = cfg.heap_bytes();
-        let rt = options.runtime::<StructureHeap>(heap_bytes).deferred_checks(true).profile(true).build()?;
+        let rt = options.runtime::<StructureHeap>(heap_bytes).deferred_checks(true).build()?;
         let exec = rt.executor();
         let (plain, pull_end) = (mesh.plain, mesh.pull_end);
         let nodes = exec.upload(&mesh.nodes)?;

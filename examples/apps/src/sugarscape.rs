@@ -332,7 +332,7 @@ impl DslSim {
         let options: RunOptions = options.into();
         cfg.validate()?;
         let heap_bytes = cfg.heap_bytes();
-        let rt = options.runtime::<SugarscapeHeap>(heap_bytes).deferred_checks(true).profile(true).build()?;
+        let rt = options.runtime::<SugarscapeHeap>(heap_bytes).deferred_checks(true).build()?;
         let params = cfg.params();
         let table = rt.executor().alloc_zeroed(cfg.cells() as usize)?;
         let landscape = Landscape { cells: table.ptr(), params };

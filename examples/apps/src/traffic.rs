@@ -494,7 +494,7 @@ impl DslSim {
         let options: RunOptions = options.into();
         cfg.validate()?;
         let heap_bytes = cfg.heap_bytes.unwrap_or_else(|| Config::default_heap_bytes(net));
-        let rt = options.runtime::<TrafficHeap>(heap_bytes).deferred_checks(true).profile(true).build()?;
+        let rt = options.runtime::<TrafficHeap>(heap_bytes).deferred_checks(true).build()?;
         let exec = rt.executor();
         let counters = exec.alloc_zeroed::<u64>(2)?;
         let handles = exec.alloc_zeroed::<Handle<Cell>>(net.num_cells() as usize)?;

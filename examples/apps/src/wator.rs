@@ -252,7 +252,7 @@ impl DslSim {
         let options: RunOptions = options.into();
         cfg.validate()?;
         let heap_bytes = cfg.heap_bytes();
-        let rt = options.runtime::<OceanHeap>(heap_bytes).deferred_checks(true).profile(true).build()?;
+        let rt = options.runtime::<OceanHeap>(heap_bytes).deferred_checks(true).build()?;
         let params = cfg.params();
         let exec = rt.executor();
         let cells = exec.alloc_zeroed(cfg.cells() as usize)?;
