@@ -52,11 +52,12 @@ pub struct CommonArgs {
     /// ouro-s-p, ouro-va-p, ouro-vl-p, ouro-s-c, ouro-va-c, ouro-vl-c, kma, bulk.
     #[arg(long, default_value = "dynasoar", env = "DYNASOAR_ALLOCATOR")]
     pub allocator: StoreChoice,
-    /// Do not time the DSL version's enumerations (its result line then says `enum_us=0`):
-    /// each is timed with a pair of CUDA events by default, which costs microseconds per
-    /// `parallel_do` where steps are tiny.
+    /// Time the DSL version's enumerations, reported as `enum_us` (`enum_us=0` without it).
+    /// Off by default: a pair of CUDA events per listing cost Wa-Tor's and the Game of Life's
+    /// 64 x 64 steps 10-13 us of about 55 on an H200, and doubled structure's 256-node steps
+    /// (docs/results/2026-11-26-s3/enum-timing-ab.txt); the baselines time nothing.
     #[arg(long)]
-    pub no_enum_timing: bool,
+    pub enum_timing: bool,
 }
 
 impl CommonArgs {
@@ -71,7 +72,7 @@ impl CommonArgs {
             exec: self.executor_options(),
             store: self.allocator,
             fixed_pool: false,
-            time_enumeration: !self.no_enum_timing,
+            time_enumeration: self.enum_timing,
         }
     }
 
