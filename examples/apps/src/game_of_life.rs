@@ -613,6 +613,21 @@ pub struct Outcome {
 }
 
 impl Outcome {
+    /// The outcome of a hand-written version (a baseline, or plain sequential code): the alive
+    /// cells of `pattern`'s grid after all steps, which took `total`; no objects, no
+    /// enumeration, no setup on the device.
+    pub fn of_baseline(pattern: &Pattern, live: Vec<u32>, total: Duration) -> Self {
+        Outcome {
+            width: pattern.width,
+            height: pattern.height,
+            live,
+            candidates: None,
+            total,
+            enumeration: Duration::ZERO,
+            setup: Duration::ZERO,
+        }
+    }
+
     /// A fingerprint of the final alive cells (FNV-1a over the grid size and the sorted cells).
     pub fn fingerprint(&self) -> u64 {
         let mut h: u64 = 0xcbf2_9ce4_8422_2325;
@@ -883,16 +898,7 @@ fn run_soa(
             recorder.record(last, draw(p.width, p.height, &state(&current)?, recorder.width()))?;
         }
     }
-    let live = state(&current)?;
-    Ok(Outcome {
-        width: p.width,
-        height: p.height,
-        live,
-        candidates: None,
-        total,
-        enumeration: Duration::ZERO,
-        setup: Duration::ZERO,
-    })
+    Ok(Outcome::of_baseline(p, state(&current)?, total))
 }
 
 /// The first list of the SOA baseline with lists: every alive cell and every cell next to one,
@@ -982,16 +988,7 @@ fn run_soa_lists(
         p.cells()
     );
     let listed = if listed == 0 { Vec::new() } else { exec.read(&list, 0, listed)? };
-    let outcome = Outcome {
-        width: p.width,
-        height: p.height,
-        live: state()?,
-        candidates: None,
-        total,
-        enumeration: Duration::ZERO,
-        setup: Duration::ZERO,
-    };
-    Ok((outcome, listed))
+    Ok((Outcome::of_baseline(p, state()?, total), listed))
 }
 
 fn live_cells(alive: impl Iterator<Item = bool>) -> Vec<u32> {
@@ -1034,16 +1031,7 @@ fn run_aos(
             recorder.record(last, draw(p.width, p.height, &state(parity)?, recorder.width()))?;
         }
     }
-    let live = state(parity)?;
-    Ok(Outcome {
-        width: p.width,
-        height: p.height,
-        live,
-        candidates: None,
-        total,
-        enumeration: Duration::ZERO,
-        setup: Duration::ZERO,
-    })
+    Ok(Outcome::of_baseline(p, state(parity)?, total))
 }
 
 crate::impl_compared!(Outcome { "alive" => |o| o.live.len() as u64 });

@@ -123,15 +123,7 @@ fn run_app(args: Args) -> anyhow::Result<()> {
             let cfg = game_of_life::Config { steps: args.steps, ..game_of_life::Config::new(pattern) };
             let p = &cfg.pattern;
             let (live, total) = sequential_life(p, cfg.steps);
-            let seq = game_of_life::Outcome {
-                width: p.width,
-                height: p.height,
-                live,
-                candidates: None,
-                total,
-                enumeration: Duration::ZERO,
-                setup: Duration::ZERO,
-            };
+            let seq = game_of_life::Outcome::of_baseline(p, live, total);
             let line = |backend: &str, allocator: &str, o: &game_of_life::Outcome| {
                 Report::new("game-of-life")
                     .field("backend", backend)
