@@ -563,11 +563,17 @@ fn each_listed(count: u32, f: impl FnMut(u32)) {
     #[cfg(target_arch = "nvptx64")]
     each_cell(count, f);
     #[cfg(not(target_arch = "nvptx64"))]
-    {
-        let (id, threads) = (arch::global_thread_id() as u64, arch::global_thread_count() as u64);
-        let share = |thread: u64| (thread.min(threads) * count as u64 / threads) as u32;
-        (share(id)..share(id + 1)).for_each(f);
-    }
+    thread_share(count).for_each(f);
+}
+
+/// On the CPU backend: this emulated thread's contiguous share of `count` list positions
+/// (thread `i` of `T`: from `i * count / T` up to the next thread's).
+#[cfg(not(target_arch = "nvptx64"))]
+#[inline(always)]
+fn thread_share(count: u32) -> core::ops::Range<u32> {
+    let (id, threads) = (arch::global_thread_id() as u64, arch::global_thread_count() as u64);
+    let share = |thread: u64| (thread.min(threads) * count as u64 / threads) as u32;
+    share(id)..share(id + 1)
 }
 
 /// SOA baseline with lists, first kernel of a step: decide the fate of each listed cell (see
@@ -668,9 +674,7 @@ pub fn life_lists_update(p: SoaLifeLists) {
     {
         const BATCH: u32 = 64;
         let mut entries = [0u32; 9 * BATCH as usize];
-        let (id, threads) = (arch::global_thread_id() as u64, arch::global_thread_count() as u64);
-        let share = |thread: u64| (thread.min(threads) * p.listed() as u64 / threads) as u32;
-        let (mut at, end) = (share(id), share(id + 1));
+        let core::ops::Range { start: mut at, end } = thread_share(p.listed());
         while at < end {
             let stop = end.min(at + BATCH);
             let mut n = 0;
