@@ -484,6 +484,7 @@ fn options(job: &Job, exec: ExecutorOptions) -> anyhow::Result<(Implementation, 
         store: StoreChoice::Dynasoar,
         fixed_pool: false,
         time_enumeration: true,
+        graph: false,
     };
     Ok(match job.store.as_deref() {
         None => (Implementation::Soa, baseline),
@@ -493,7 +494,13 @@ fn options(job: &Job, exec: ExecutorOptions) -> anyhow::Result<(Implementation, 
             // A given heap (Figures 11 and 12(b)) is the same for every allocator.
             (
                 Implementation::Dynasoar,
-                RunOptions { exec, store, fixed_pool: job.heap_bytes.is_some(), time_enumeration: true },
+                RunOptions {
+                    exec,
+                    store,
+                    fixed_pool: job.heap_bytes.is_some(),
+                    time_enumeration: true,
+                    graph: false,
+                },
             )
         }
     })

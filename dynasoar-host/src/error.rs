@@ -116,6 +116,16 @@ pub enum Error {
          Runtime::parallel_do, which sizes their grids"
     )]
     BadGrid { kernels: KernelNames },
+
+    /// An operation that needs the device's work to have run (a synchronisation, a copy, a
+    /// read, a timing marker) was asked for while launches were being captured into a step
+    /// graph ([`Runtime::capture`](crate::Runtime::capture)).
+    #[error(
+        "{operation} while capturing a step graph: a captured step may only launch kernels \
+         (parallel_do, parallel_new, device_do); do reads, writes, syncs and timing before or \
+         after Runtime::capture, not inside it"
+    )]
+    NotCapturable { operation: String },
 }
 
 /// The kernel(s) that may have caused a failure: the one launched, or, when launches are not

@@ -189,6 +189,24 @@ impl DeviceHeap {
         Ok(())
     }
 
+    /// The parity of each class's next enumeration, bit `i` for type id `i`.
+    pub fn parities(&self) -> u64 {
+        self.parity
+            .iter()
+            .enumerate()
+            .fold(0, |bits, (i, p)| bits | ((p.load(Ordering::Relaxed) as u64 & 1) << i))
+    }
+
+    /// Set each class's next parity to bit `i` (type id `i`) of `bits`, as [`parities`]
+    /// returned them (the host's record only: for a capture whose enumerations never ran).
+    ///
+    /// [`parities`]: Self::parities
+    pub(crate) fn set_parities(&self, bits: u64) {
+        for (i, p) in self.parity.iter().enumerate() {
+            p.store((bits >> i) as u32 & 1, Ordering::Relaxed);
+        }
+    }
+
     /// Queue the enumeration of `class`'s blocks; returns the parity the following do-all
     /// kernel must read.
     pub fn enumerate(&self, exec: &Executor, class: u8) -> Result<u32> {

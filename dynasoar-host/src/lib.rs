@@ -17,11 +17,13 @@ mod settings;
 mod store;
 mod totals;
 
-pub use backend::{Backend, BackendKind, Buffer, Executor, ExecutorOptions, Grid, Marker, ModuleCompile};
+pub use backend::{
+    Backend, BackendKind, Buffer, Executor, ExecutorOptions, Grid, Marker, ModuleCompile, Recording,
+};
 pub use do_all::{DoAllLoop, LoopChoice, TIMED_LAUNCHES};
 pub use error::{Error, KernelNames, Result};
 pub use heap::{AllocatorVariant, DeviceHeap, Enumeration, HeapClass, HeapSnapshot, HeapStats};
-pub use runtime::{DEFAULT_HEAP_BYTES, KernelTime, Runtime, RuntimeBuilder, Timings};
+pub use runtime::{DEFAULT_HEAP_BYTES, KernelTime, Runtime, RuntimeBuilder, StepGraph, Timings};
 pub use settings::Settings;
 pub use store::{DynasoarStore, HostStore, ModelPtx, StoreFactory, StoreSpec};
 pub use totals::{HostTotals, Total, TotalValue};

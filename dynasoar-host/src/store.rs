@@ -111,6 +111,21 @@ pub trait HostStore: Send + Sync + Any {
     /// List `class` for the next launch over it; the launch's parity.
     fn list(&self, exec: &Executor, class: u8) -> Result<u32>;
 
+    /// The host's state of the store's listings that the next [`list`](Self::list) calls
+    /// depend on, as bits (the heap: each class's next parity; 0 for stores without such
+    /// state). A captured step graph replays its listings with the state they were captured
+    /// in, so it must leave this as it found it (`Runtime::capture`).
+    fn listing_state(&self) -> u64 {
+        0
+    }
+
+    /// Set the host's state of the listings back to `state`, a value of
+    /// [`listing_state`](Self::listing_state) (after a capture that failed: its listings never
+    /// ran).
+    fn restore_listing_state(&self, state: u64) {
+        let _ = state;
+    }
+
     /// At most how many objects of `class` the last listing (of `parity`) holds.
     fn listed_objects(&self, exec: &Executor, class: &ClassInfo, parity: u32) -> Result<usize>;
 
@@ -183,6 +198,14 @@ impl HostStore for DeviceHeap {
 
     fn list(&self, exec: &Executor, class: u8) -> Result<u32> {
         self.enumerate(exec, class)
+    }
+
+    fn listing_state(&self) -> u64 {
+        self.parities()
+    }
+
+    fn restore_listing_state(&self, state: u64) {
+        self.set_parities(state)
     }
 
     fn listed_objects(&self, exec: &Executor, class: &ClassInfo, parity: u32) -> Result<usize> {

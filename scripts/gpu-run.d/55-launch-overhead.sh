@@ -2,8 +2,9 @@
 # work and its time is the runtime's per-step cost (launches, enumerations, the host's
 # checks); with --compare the hand-written SOA baseline runs in the same process, so the
 # difference per step is what the library adds; a second run of the DSL version times its
-# enumerations (--enum-timing), which costs a pair of CUDA events per listing. Per-step
-# microseconds go to the summary.
+# enumerations (--enum-timing), which costs a pair of CUDA events per listing, and a third
+# replays its step from a step graph (--graph: a CUDA graph, one driver call per step instead
+# of one per launch). Per-step microseconds go to the summary.
 OVERHEAD_RUNS=(
   "wa-tor --width 64 --height 64 --steps 2000"
   "game-of-life --pattern random:64x64 --steps 2000"
@@ -22,6 +23,9 @@ for run in "${OVERHEAD_RUNS[@]}"; do
   # what the apps report as enum_us with --enum-timing).
   step "overhead $app (enumeration timed)" bash -c \
     "timeout 120 '$HERE/bin/$app' --backend cuda --enum-timing --no-progress $* 2>&1 | tee -a '$OUT/launch-overhead.txt'; test \${PIPESTATUS[0]} -eq 0"
+  # And with the step replayed from a step graph, checked against the baselines (--compare).
+  step "overhead $app (step graph)" bash -c \
+    "timeout 120 '$HERE/bin/$app' --backend cuda --graph --compare --no-progress $* 2>&1 | tee -a '$OUT/launch-overhead.txt'; test \${PIPESTATUS[0]} -eq 0"
 done
 if command -v python3 >/dev/null; then
   python3 - "$OUT/launch-overhead.txt" >> "$SUMMARY.tables" <<'PY'
@@ -37,6 +41,8 @@ for line in open(sys.argv[1]):
         # The DSL version times its enumerations with --enum-timing (else enum_us=0).
         if impl == "dynasoar" and f.get("enum_us", "0") != "0":
             impl = "dynasoar, enum timed"
+        if impl == "dynasoar" and f.get("graph") == "on":
+            impl = "dynasoar, graph"
         rows.append((f["app"], impl, f.get("size", "?"), steps, int(f["total_us"]) / steps))
 print("\nPer-step time at tiny sizes (launch overhead), microseconds per step")
 print(f"{'app':14} {'impl':18} {'size':>10} {'steps':>6} {'us/step':>9}")

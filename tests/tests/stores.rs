@@ -20,7 +20,7 @@ fn exec(backend: Backend) -> ExecutorOptions {
 
 /// The DSL version on `store`, or a baseline (`store` ignored).
 fn on(backend: Backend, store: StoreChoice) -> RunOptions {
-    RunOptions { exec: exec(backend), store, fixed_pool: false, time_enumeration: true }
+    RunOptions { exec: exec(backend), store, fixed_pool: false, time_enumeration: true, graph: false }
 }
 
 /// The DSL version's heap: on the GPU a generous 1 GiB for every app, as allocators with per-

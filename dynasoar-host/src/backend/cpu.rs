@@ -47,7 +47,11 @@ impl CpuExec {
         grid: Grid,
         params: P,
     ) -> std::result::Result<(), String> {
-        let body = kernel.host_fn();
+        self.run(kernel.host_fn(), grid, params)
+    }
+
+    /// Run `body`, a kernel's function, over `grid` with `params` (see [`launch`](Self::launch)).
+    pub fn run<P: Plain>(&self, body: fn(P), grid: Grid, params: P) -> std::result::Result<(), String> {
         let (blocks, threads) = (grid.blocks, grid.threads);
         let run = || {
             if self.pool.current_num_threads() == 1 {

@@ -6,9 +6,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use cudarc::driver::sys::CUdevice_attribute as Attr;
+use cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
 use cudarc::driver::{
-    CudaContext, CudaEvent, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DeviceRepr,
-    LaunchConfig, PushKernelArg,
+    CudaContext, CudaEvent, CudaFunction, CudaGraph, CudaModule, CudaSlice, CudaStream, DevicePtr,
+    DeviceRepr, LaunchConfig, PushKernelArg,
 };
 use dynasoar_device::{Kernel, Plain};
 
@@ -75,7 +76,9 @@ impl CudaExec {
         // driver calls to every copy and launch.
         // SAFETY: no other stream of this context uses our buffers.
         unsafe { ctx.disable_event_tracking() };
-        let stream = ctx.default_stream();
+        // A stream of our own rather than the legacy default stream, which cannot be captured
+        // into a graph (`begin_capture`).
+        let stream = ctx.new_stream().map_err(|e| Error::driver("creating a stream", e))?;
         let (major, minor) =
             ctx.compute_capability().map_err(|e| Error::driver("reading the compute capability", e))?;
         let module = load_models(&ctx, ptx, major, minor, compile, cubin_dir)?;
@@ -158,6 +161,27 @@ impl CudaExec {
 
     pub fn synchronize(&self) -> std::result::Result<(), String> {
         self.stream.synchronize().map_err(|e| e.to_string())
+    }
+
+    /// Put the stream in capture mode: its launches are recorded into a graph, not run.
+    /// Relaxed mode: the executor itself refuses what cannot be captured, and other driver
+    /// calls of this thread (function and occupancy look-ups) stay allowed.
+    pub fn begin_capture(&self) -> Result<()> {
+        self.stream
+            .begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED)
+            .map_err(|e| Error::driver("starting a stream capture", e))
+    }
+
+    /// End the capture: the recorded graph, instantiated (`None` if nothing was recorded).
+    pub fn end_capture(&self) -> Result<Option<CudaGraph>> {
+        self.stream
+            .end_capture(CUgraphInstantiate_flags(0))
+            .map_err(|e| Error::driver("ending a stream capture", e))
+    }
+
+    /// Queue a captured graph on the stream.
+    pub fn replay(&self, graph: &CudaGraph) -> std::result::Result<(), String> {
+        graph.launch().map_err(|e| e.to_string())
     }
 
     pub fn alloc_zeroed(&self, bytes: usize) -> Result<DeviceMem> {

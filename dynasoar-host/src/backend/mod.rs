@@ -1,5 +1,6 @@
 //! Backends: where kernels run. One [`Executor`] API over CUDA and the CPU.
 
+mod capture;
 mod cpu;
 mod cuda;
 mod cuda_link;
@@ -15,6 +16,8 @@ use dynasoar_device::{DevPtr, Kernel, Plain};
 use crate::error::{Error, KernelNames, Result};
 pub use crate::options::{Backend, ModuleCompile};
 use crate::settings::Settings;
+pub use capture::Recording;
+use capture::{Capture, Replay};
 use pending::PendingKernels;
 
 impl Backend {
@@ -136,7 +139,14 @@ pub struct Executor {
     /// Operations queued so far that may change device memory (see
     /// [`device_writes`](Executor::device_writes)).
     writes: AtomicU64,
+    /// What is being recorded while capturing ([`begin_capture`](Executor::begin_capture)).
+    capture: Mutex<Option<Capture>>,
+    /// Tells this executor's [`Recording`]s from others'.
+    id: u64,
 }
+
+/// The next [`Executor`]'s id.
+static NEXT_EXECUTOR_ID: AtomicU64 = AtomicU64::new(1);
 
 impl Executor {
     /// An executor for `ptx` on `options.backend`.
@@ -169,6 +179,8 @@ impl Executor {
             pending: Mutex::new(PendingKernels::default()),
             failed: Mutex::new(None),
             writes: AtomicU64::new(0),
+            capture: Mutex::new(None),
+            id: NEXT_EXECUTOR_ID.fetch_add(1, Ordering::Relaxed),
         };
         if options.backend == Backend::Auto && !options.quiet {
             match fallback_reason {
@@ -306,6 +318,22 @@ impl Executor {
                 grid.threads
             )));
         }
+        if let Some(capture) = &mut *self.capture.lock().unwrap() {
+            // Recorded, not run: the GPU's stream records it; the CPU backend keeps it. It
+            // counts as a write: the runtime's listings must see that it will have run.
+            self.count_write();
+            capture.kernels.push(kernel.name());
+            return match &self.imp {
+                Imp::Cuda(c) => c.launch(kernel, grid, params).map_err(|message| Error::Driver {
+                    action: format!("recording a launch of `{}` into a step graph", kernel.name()),
+                    message,
+                }),
+                Imp::Cpu(_) => {
+                    capture.cpu.push(capture::cpu_launch(kernel, grid, params));
+                    Ok(())
+                }
+            };
+        }
         self.count_write();
         self.pending.lock().unwrap().launched(kernel.name());
         let launched = match &self.imp {
@@ -318,9 +346,85 @@ impl Executor {
         if self.sync_each_launch { self.synchronize() } else { Ok(()) }
     }
 
+    /// Whether launches are being recorded ([`begin_capture`](Self::begin_capture)).
+    pub fn capturing(&self) -> bool {
+        self.capture.lock().unwrap().is_some()
+    }
+
+    /// [`Error::NotCapturable`] for `operation` while capturing.
+    fn refuse_while_capturing(&self, operation: &str) -> Result<()> {
+        if self.capturing() {
+            return Err(Error::NotCapturable { operation: operation.to_string() });
+        }
+        Ok(())
+    }
+
+    /// Record launches instead of running them, until [`end_capture`](Self::end_capture)
+    /// (see [`Recording`]). Waits for queued work first. Until then, anything that needs the
+    /// device's work to have run (a synchronisation, a read, a write, a copy, a marker) fails
+    /// with [`Error::NotCapturable`].
+    pub fn begin_capture(&self) -> Result<()> {
+        self.refuse_while_capturing("starting another capture")?;
+        self.synchronize()?;
+        if let Imp::Cuda(c) = &self.imp {
+            c.begin_capture()?;
+        }
+        *self.capture.lock().unwrap() = Some(Capture::default());
+        Ok(())
+    }
+
+    /// Stop recording: the launches since [`begin_capture`](Self::begin_capture), ready to
+    /// [`replay`](Self::replay). None of them has run.
+    pub fn end_capture(&self) -> Result<Recording> {
+        let capture =
+            self.capture.lock().unwrap().take().ok_or_else(|| {
+                Error::InvalidArgument("Executor::end_capture without a begin_capture".into())
+            })?;
+        let replay = match &self.imp {
+            Imp::Cuda(c) => Replay::Cuda(c.end_capture()?),
+            Imp::Cpu(_) => Replay::Cpu(capture.cpu),
+        };
+        Ok(Recording { replay, kernels: capture.kernels, executor: self.id })
+    }
+
+    /// Queue every launch of `recording` (made by this executor), in order, as one operation.
+    /// Like [`launch`](Self::launch), a failure while the kernels run is reported by the next
+    /// [`synchronize`](Self::synchronize); on the CPU the launches have finished on return.
+    pub fn replay(&self, recording: &Recording) -> Result<()> {
+        self.check_usable()?;
+        self.refuse_while_capturing("replaying a step graph")?;
+        if recording.executor != self.id {
+            return Err(Error::InvalidArgument(
+                "a step graph replayed on another executor or runtime than the one that captured it; \
+                 capture it on this one"
+                    .into(),
+            ));
+        }
+        if recording.kernels.is_empty() {
+            return Ok(());
+        }
+        self.count_write();
+        {
+            let mut pending = self.pending.lock().unwrap();
+            for kernel in &recording.kernels {
+                pending.launched(kernel);
+            }
+        }
+        let replayed = match (&self.imp, &recording.replay) {
+            (Imp::Cuda(c), Replay::Cuda(Some(graph))) => c.replay(graph),
+            (Imp::Cpu(c), Replay::Cpu(launches)) => launches.iter().try_for_each(|launch| launch(c)),
+            _ => Ok(()),
+        };
+        if let Err(message) = replayed {
+            return Err(self.fail(KernelNames(recording.kernels.clone()), message));
+        }
+        if self.sync_each_launch { self.synchronize() } else { Ok(()) }
+    }
+
     /// Wait for all launched work; report a failure with the kernel(s) it may have come from.
     pub fn synchronize(&self) -> Result<()> {
         self.check_usable()?;
+        self.refuse_while_capturing("waiting for the device (a sync, a read or a write)")?;
         let result = match &self.imp {
             Imp::Cuda(c) => c.synchronize(),
             Imp::Cpu(_) => Ok(()),
@@ -359,6 +463,7 @@ impl Executor {
     /// A zero-filled buffer of `len` elements.
     pub fn alloc_zeroed<T: Plain>(&self, len: usize) -> Result<Buffer<T>> {
         self.check_usable()?;
+        self.refuse_while_capturing("allocating a buffer")?;
         let bytes = len
             .checked_mul(std::mem::size_of::<T>())
             .ok_or_else(|| Error::InvalidArgument(format!("buffer of {len} elements overflows")))?;
@@ -463,6 +568,7 @@ impl Executor {
     /// Copy all of `src` into `dst` on the device (queued like a kernel).
     pub fn copy<T: Plain>(&self, src: &Buffer<T>, dst: &mut Buffer<T>) -> Result<()> {
         self.check_usable()?;
+        self.refuse_while_capturing("copying a buffer")?;
         if src.len() != dst.len() {
             return Err(Error::InvalidArgument(format!(
                 "copy between buffers of {} and {} elements",
@@ -493,6 +599,7 @@ impl Executor {
     /// A point in the executor's stream of work, for timing what is queued between two markers
     /// without waiting for it now.
     pub fn marker(&self) -> Result<Marker> {
+        self.refuse_while_capturing("timing (a marker)")?;
         match &self.imp {
             Imp::Cuda(c) => Ok(Marker(MarkerImp::Cuda(c.record_event()?))),
             Imp::Cpu(_) => Ok(Marker(MarkerImp::Cpu(std::time::Instant::now()))),

@@ -25,6 +25,11 @@ impl Listings {
         Listings { current: 0, parity: [0; MAX_CLASSES], writes: exec.device_writes() }
     }
 
+    /// Forget every list: the next `parallel_do` over any class lists it.
+    pub(super) fn forget(&mut self) {
+        self.current = 0;
+    }
+
     /// Forget every list if anything but this runtime's `parallel_do`s ran since the last one.
     pub(super) fn check_writes(&mut self, exec: &Executor) {
         if self.writes != exec.device_writes() {

@@ -8,6 +8,7 @@
 //! (`backend/pending.rs`).
 
 mod builder;
+mod graph;
 mod listings;
 mod profile;
 
@@ -21,6 +22,7 @@ use dynasoar_device::{
 };
 
 pub use builder::{DEFAULT_HEAP_BYTES, RuntimeBuilder};
+pub use graph::StepGraph;
 use listings::Listings;
 pub use profile::{KernelTime, Timings};
 use profile::{Phase, Profile};
@@ -94,6 +96,10 @@ impl<A: AllocatorSpec> Runtime<A> {
     /// launch has finished and a check only reads the heap's state) and with
     /// `sync_each_launch`, and on the GPU once every [`DEFERRED_CHECK_INTERVAL`].
     fn launched(&self, kernels: &[&'static str]) -> Result<()> {
+        if self.exec.capturing() {
+            // Recorded, not run: a replay notes the step's kernels.
+            return Ok(());
+        }
         self.exec.note_for_check(kernels);
         let due = !self.deferred
             || self.exec.kind() == BackendKind::Cpu
@@ -190,7 +196,8 @@ impl<A: AllocatorSpec> Runtime<A> {
             } else {
                 self.do_all_grid(launch, class)?
             };
-            let start = if pick.timed { Some(self.exec.marker()?) } else { None };
+            // A captured launch cannot be timed: its pick is recorded as it is.
+            let start = if pick.timed && !self.exec.capturing() { Some(self.exec.marker()?) } else { None };
             self.timed(Phase::Method(launch.name()), chained, || self.exec.launch(launch, grid, params))?;
             if let Some(start) = start {
                 self.loops.timed(kernel.name(), id, pick.streaming, start, self.exec.marker()?);

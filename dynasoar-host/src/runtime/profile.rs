@@ -71,7 +71,7 @@ impl<A> Runtime<A> {
     /// Run `f` (which queues work) and time it as `phase`; `chained` when it follows another
     /// span of the same call, whose end marker then starts this one.
     pub(super) fn timed<R>(&self, phase: Phase, chained: bool, f: impl FnOnce() -> Result<R>) -> Result<R> {
-        let Some(profile) = &self.profile else { return f() };
+        let Some(profile) = self.profile.as_ref().filter(|_| !self.exec.capturing()) else { return f() };
         {
             let mut p = profile.lock().unwrap();
             if matches!(phase, Phase::Method(_)) && !p.methods {

@@ -14,7 +14,7 @@ use dynasoar_models::collision::{
 
 use crate::cli::try_collect;
 use crate::render::{Canvas, Recorder, heat};
-use crate::{Implementation, RunOptions, progress};
+use crate::{Implementation, RunOptions, progress, run_step};
 
 /// Threads per block of the baselines' kernels.
 const BASELINE_THREADS: u32 = 128;
@@ -210,15 +210,17 @@ fn run_dynasoar(
     total += t;
     // A heap too small for the bodies is reported here, naming the constructor.
     rt.sync()?;
+    let queue_step = |rt: &Runtime<CollisionHeap>| -> dynasoar::host::Result<()> {
+        rt.parallel_do_with(Particle::compute_force, p)?;
+        rt.parallel_do_with(Particle::update, p)?;
+        rt.parallel_do(Particle::initialize_merge)?;
+        rt.parallel_do_with(Particle::prepare_merge, p)?;
+        rt.parallel_do(Particle::perform_merge)?;
+        rt.parallel_do(Particle::delete_merged)
+    };
+    let graph = options.capture(&rt, queue_step)?;
     for step in 1..=cfg.steps {
-        let ((), t) = exec.time(|| {
-            rt.parallel_do_with(Particle::compute_force, p)?;
-            rt.parallel_do_with(Particle::update, p)?;
-            rt.parallel_do(Particle::initialize_merge)?;
-            rt.parallel_do_with(Particle::prepare_merge, p)?;
-            rt.parallel_do(Particle::perform_merge)?;
-            rt.parallel_do(Particle::delete_merged)
-        })?;
+        let ((), t) = exec.time(|| run_step(&rt, graph.as_ref(), queue_step))?;
         total += t;
         if recorder.wants(step, cfg.steps) {
             rt.sync()?;

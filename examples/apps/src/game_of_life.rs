@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use anyhow::{Context, bail, ensure};
 use dynasoar::Handle;
-use dynasoar::host::{Buffer, Grid};
+use dynasoar::host::{Buffer, Grid, Runtime};
 use dynasoar::rand::Rng;
 use dynasoar_models::game_of_life::{
     Agent, Alive, AosCell, AosLife, Candidate, GolHeap, LIFE_AOS_STEP, LIFE_LISTS_DECIDE, LIFE_LISTS_UPDATE,
@@ -24,7 +24,7 @@ use dynasoar_models::game_of_life::{
 };
 
 use crate::render::{Canvas, Recorder};
-use crate::{Implementation, RunOptions, progress};
+use crate::{Implementation, RunOptions, progress, run_step};
 
 // ----------------------------------------------------------------------------------------
 // Patterns.
@@ -767,15 +767,19 @@ fn run_dynasoar(
     if recorder.wants(0, cfg.steps) {
         render(0, recorder)?;
     }
+    let queue_step = |rt: &Runtime<GolHeap>| -> dynasoar::host::Result<()> {
+        rt.parallel_do_with(Candidate::prepare, world)?;
+        rt.parallel_do_with(Alive::prepare, world)?;
+        rt.parallel_do_with(Candidate::update, world)?;
+        rt.parallel_do_with(Alive::update, world)
+    };
+    let graph = options.capture(&rt, queue_step)?;
     let mut total = Duration::ZERO;
     for (first, last) in chunks(cfg.steps, recorder) {
         let ((), t) = exec
             .time(|| {
                 for _ in first..=last {
-                    rt.parallel_do_with(Candidate::prepare, world)?;
-                    rt.parallel_do_with(Alive::prepare, world)?;
-                    rt.parallel_do_with(Candidate::update, world)?;
-                    rt.parallel_do_with(Alive::update, world)?;
+                    run_step(&rt, graph.as_ref(), queue_step)?;
                 }
                 Ok(())
             })

@@ -13,7 +13,7 @@ use std::time::Duration;
 use anyhow::{Context, ensure};
 use dynasoar::ClassSpec;
 use dynasoar::Handle;
-use dynasoar::host::{Buffer, Executor, Grid, Runtime};
+use dynasoar::host::{Buffer, Executor, Grid, Runtime, StepGraph};
 use dynasoar_models::generation::{
     ALIVE, Agent, Alive, AosCell, AosGeneration, Candidate, DEAD, GENERATION_AOS_STEP, GENERATION_SOA_STEP,
     GenerationHeap, Rule, SoaGeneration, World, action, config, for_each_neighbor, is_alive_handle,
@@ -22,7 +22,7 @@ use dynasoar_models::generation::{
 
 pub use crate::game_of_life::{Pattern, parse_size};
 use crate::render::{Canvas, Recorder, heat};
-use crate::{Implementation, RunOptions, progress};
+use crate::{Implementation, RunOptions, progress, run_step};
 
 /// Threads per block of the baselines' kernels.
 const THREADS: u32 = 256;
@@ -344,6 +344,8 @@ pub struct DslSim {
     heap_bytes: u64,
     /// Enumeration time of steps, set aside while exports run (their own is not counted).
     enumeration: std::cell::Cell<Duration>,
+    /// The step as a step graph (`RunOptions::graph`).
+    graph: Option<StepGraph>,
 }
 
 impl DslSim {
@@ -373,7 +375,16 @@ impl DslSim {
             .map_err(|e| out_of_heap(e, heap_bytes))?;
         rt.sync().map_err(|e| out_of_heap(e, heap_bytes))?;
         rt.take_timings()?;
-        Ok((DslSim { rt, grid, world, heap_bytes, enumeration: Default::default() }, setup))
+        let graph = options.capture(&rt, |rt| Self::queue_step(rt, world))?;
+        Ok((DslSim { rt, grid, world, heap_bytes, enumeration: Default::default(), graph }, setup))
+    }
+
+    /// Queue one step's launches one by one.
+    fn queue_step(rt: &Runtime<GenerationHeap>, world: World) -> dynasoar::host::Result<()> {
+        rt.parallel_do_with(Candidate::prepare, world)?;
+        rt.parallel_do_with(Alive::prepare, world)?;
+        rt.parallel_do_with(Candidate::update, world)?;
+        rt.parallel_do_with(Alive::update, world)
     }
 
     /// The runtime (to count and collect objects).
@@ -475,11 +486,7 @@ impl Simulation for DslSim {
     }
 
     fn step(&self) -> dynasoar::host::Result<()> {
-        let (rt, world) = (&self.rt, self.world);
-        rt.parallel_do_with(Candidate::prepare, world)?;
-        rt.parallel_do_with(Alive::prepare, world)?;
-        rt.parallel_do_with(Candidate::update, world)?;
-        rt.parallel_do_with(Alive::update, world)
+        run_step(&self.rt, self.graph.as_ref(), |rt| Self::queue_step(rt, self.world))
     }
 
     fn sync(&self) -> anyhow::Result<()> {

@@ -23,7 +23,7 @@ pub mod wator;
 use dynasoar::AllocatorSpec;
 use dynasoar::baselines::host::{StoreChoice, TableCapacity};
 use dynasoar::host::{
-    Backend, BackendKind, Executor, ExecutorOptions, ModelPtx, Result, Runtime, RuntimeBuilder,
+    Backend, BackendKind, Executor, ExecutorOptions, ModelPtx, Result, Runtime, RuntimeBuilder, StepGraph,
 };
 
 /// The models crate compiled to PTX by this crate's build script (for DynaSOAr's heap).
@@ -58,6 +58,11 @@ pub struct CommonArgs {
     /// (docs/results/2026-11-26-s3/enum-timing-ab.txt); the baselines time nothing.
     #[arg(long)]
     pub enum_timing: bool,
+    /// Capture the DSL version's step once as a step graph (a CUDA graph on the GPU) and
+    /// replay it every step, so that the host queues a step with one call instead of one per
+    /// launch (`Runtime::capture`). Nothing is timed inside a replay: not with --enum-timing.
+    #[arg(long, conflicts_with = "enum_timing")]
+    pub graph: bool,
 }
 
 impl CommonArgs {
@@ -73,6 +78,7 @@ impl CommonArgs {
             store: self.allocator,
             fixed_pool: false,
             time_enumeration: self.enum_timing,
+            graph: self.graph,
         }
     }
 
@@ -112,6 +118,15 @@ impl CommonArgs {
     }
 }
 
+impl CommonArgs {
+    /// Fail with a clear message when `--graph` is given to `app`, which has no step to capture
+    /// (`why`).
+    pub fn reject_graph(&self, app: &str, why: &str) -> anyhow::Result<()> {
+        anyhow::ensure!(!self.graph, "{app} does not take --graph ({why}); leave out --graph");
+        Ok(())
+    }
+}
+
 /// Where and how an app's implementations run: the backend, and the object store of the DSL
 /// version.
 #[derive(Clone, Debug, Default)]
@@ -124,11 +139,19 @@ pub struct RunOptions {
     /// Time the DSL version's enumerations (`RuntimeBuilder::profile`; the apps report them
     /// as `enum_us`).
     pub time_enumeration: bool,
+    /// Replay the DSL version's step from a step graph ([`Runtime::capture`]).
+    pub graph: bool,
 }
 
 impl From<ExecutorOptions> for RunOptions {
     fn from(exec: ExecutorOptions) -> Self {
-        RunOptions { exec, store: StoreChoice::Dynasoar, fixed_pool: false, time_enumeration: true }
+        RunOptions {
+            exec,
+            store: StoreChoice::Dynasoar,
+            fixed_pool: false,
+            time_enumeration: true,
+            graph: false,
+        }
     }
 }
 
@@ -147,6 +170,16 @@ impl RunOptions {
             StoreChoice::Malloc(_) if self.fixed_pool => builder.store(store).heap_bytes(heap_bytes),
             StoreChoice::Malloc(_) => builder.store(store).heap_bytes(2 * heap_bytes + (32 << 20)),
         }
+    }
+
+    /// The step graph of `step` if [`graph`](Self::graph) asks for one (see
+    /// [`Runtime::capture`]: nothing runs now), for [`run_step`].
+    pub fn capture<A: AllocatorSpec>(
+        &self,
+        rt: &Runtime<A>,
+        step: impl FnOnce(&Runtime<A>) -> Result<()>,
+    ) -> Result<Option<StepGraph>> {
+        self.graph.then(|| rt.capture(step)).transpose()
     }
 
     /// An executor for the baselines.
@@ -185,3 +218,16 @@ impl Implementation {
 }
 
 pub use cli::{exit_on_error, exit_on_error_without_heap_flag};
+
+/// Queue one step of a DSL version: replay `graph` if there is one ([`RunOptions::capture`]),
+/// else run `step`'s launches one by one.
+pub fn run_step<A: AllocatorSpec>(
+    rt: &Runtime<A>,
+    graph: Option<&StepGraph>,
+    step: impl FnOnce(&Runtime<A>) -> Result<()>,
+) -> Result<()> {
+    match graph {
+        Some(graph) => rt.replay(graph),
+        None => step(rt),
+    }
+}

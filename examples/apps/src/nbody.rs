@@ -11,7 +11,7 @@ use dynasoar_models::nbody::{
 
 use crate::cli::try_collect;
 use crate::render::{Canvas, Recorder, heat};
-use crate::{Implementation, RunOptions, progress};
+use crate::{Implementation, RunOptions, progress, run_step};
 
 /// What to simulate.
 #[derive(Clone, Copy, Debug)]
@@ -158,11 +158,13 @@ fn run_dynasoar(
     let mut enumeration = Duration::ZERO;
     let ((), t) = exec.time(|| rt.parallel_new_with(Body::random, cfg.bodies as u64, cfg.seed))?;
     total += t;
+    let queue_step = |rt: &Runtime<NbodyHeap>| -> dynasoar::host::Result<()> {
+        rt.parallel_do_with(Body::compute_force, cfg.physics)?;
+        rt.parallel_do_with(Body::update, cfg.physics)
+    };
+    let graph = options.capture(&rt, queue_step)?;
     for step in 1..=cfg.steps {
-        let ((), t) = exec.time(|| {
-            rt.parallel_do_with(Body::compute_force, cfg.physics)?;
-            rt.parallel_do_with(Body::update, cfg.physics)
-        })?;
+        let ((), t) = exec.time(|| run_step(&rt, graph.as_ref(), queue_step))?;
         total += t;
         if recorder.wants(step, cfg.steps) {
             rt.sync()?;

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use dynasoar::ClassSpec;
-use dynasoar::host::{Buffer, Executor, Grid, Runtime};
+use dynasoar::host::{Buffer, Executor, Grid, Runtime, StepGraph};
 use dynasoar::math::Vec2;
 use dynasoar::prelude::Handle;
 use dynasoar::rand::Rng;
@@ -27,7 +27,7 @@ use dynasoar_models::structure::{
 };
 
 use crate::render::{Canvas, Recorder, heat};
-use crate::{Implementation, RunOptions, progress};
+use crate::{Implementation, RunOptions, progress, run_step};
 
 /// Springs per node, at most.
 pub const MAX_DEGREE: usize = config::MAX_DEGREE;
@@ -449,6 +449,9 @@ pub struct DslSim {
     epoch: Cell<u32>,
     /// Enumeration time of steps, set aside while exports run (their own is not counted).
     enumeration: Cell<Duration>,
+    /// The force computation as a step graph (`RunOptions::graph`; the pruning passes a new
+    /// epoch each time, so it is not captured).
+    graph: Option<StepGraph>,
 }
 
 /// `e`, with a hint at `--heap-mib` if the heap ran out.
@@ -501,8 +504,10 @@ impl DslSim {
         // (`time` waited for the kernels: the buffers may go.)
         rt.sync().map_err(|e| out_of_heap(e, heap_bytes))?;
         rt.take_timings()?;
+        let graph = options.capture(&rt, |rt| Self::queue_compute(rt, cfg.physics, cfg.iterations))?;
         let sim = DslSim {
             rt,
+            graph,
             physics: cfg.physics,
             iterations: cfg.iterations,
             nodes: mesh.nodes.len() as u32,
@@ -512,6 +517,16 @@ impl DslSim {
             enumeration: Cell::new(Duration::ZERO),
         };
         Ok((sim, setup))
+    }
+
+    /// Queue one force computation's launches one by one.
+    fn queue_compute(rt: &Runtime<StructureHeap>, p: Physics, iterations: u32) -> dynasoar::host::Result<()> {
+        rt.parallel_do_with(AnchorPullNode::pull, p)?;
+        for _ in 0..iterations {
+            rt.parallel_do(Spring::compute_force)?;
+            rt.parallel_do_with(Node::update, p)?;
+        }
+        Ok(())
     }
 
     /// The runtime (to count and collect objects).
@@ -541,13 +556,7 @@ impl Simulation for DslSim {
     }
 
     fn compute(&self) -> dynasoar::host::Result<()> {
-        let (rt, p) = (&self.rt, self.physics);
-        rt.parallel_do_with(AnchorPullNode::pull, p)?;
-        for _ in 0..self.iterations {
-            rt.parallel_do(Spring::compute_force)?;
-            rt.parallel_do_with(Node::update, p)?;
-        }
-        Ok(())
+        run_step(&self.rt, self.graph.as_ref(), |rt| Self::queue_compute(rt, self.physics, self.iterations))
     }
 
     fn prune(&self) -> dynasoar::host::Result<()> {

@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 use anyhow::Context;
-use dynasoar::host::{Buffer, Executor, Grid, Runtime};
+use dynasoar::host::{Buffer, Executor, Grid, Runtime, StepGraph};
 use dynasoar::prelude::{DevPtr, Handle, Kernel, Plain};
 use dynasoar::rand::Rng;
 use dynasoar::{ClassSpec, ParallelMethod};
@@ -23,7 +23,7 @@ use dynasoar_models::sugarscape::{
 };
 
 use crate::render::{Canvas, Recorder};
-use crate::{Implementation, RunOptions, progress};
+use crate::{Implementation, RunOptions, progress, run_step};
 
 /// Threads per block of the baselines' kernels.
 const THREADS: u32 = 256;
@@ -324,6 +324,8 @@ pub struct DslSim {
     _table: Buffer<Handle<Cell>>,
     /// Enumeration time of steps, set aside while exports run (their own is not counted).
     enumeration: std::cell::Cell<Duration>,
+    /// The step as a step graph (`RunOptions::graph`).
+    graph: Option<StepGraph>,
 }
 
 impl DslSim {
@@ -342,8 +344,27 @@ impl DslSim {
         })?;
         rt.sync().map_err(|e| out_of_heap(e, heap_bytes))?;
         rt.take_timings()?;
-        let sim = DslSim { rt, landscape, heap_bytes, _table: table, enumeration: Default::default() };
+        let graph = options.capture(&rt, |rt| Self::queue_step(rt, landscape))?;
+        let sim = DslSim { rt, landscape, heap_bytes, _table: table, enumeration: Default::default(), graph };
         Ok((sim, setup))
+    }
+
+    /// Queue one step's launches one by one.
+    fn queue_step(rt: &Runtime<SugarscapeHeap>, l: Landscape) -> dynasoar::host::Result<()> {
+        let p = l.params;
+        rt.parallel_do_with(Cell::grow_sugar, p)?;
+        rt.parallel_do_with(Cell::prepare_diffuse, p)?;
+        rt.parallel_do_with(Cell::update_diffuse, l)?;
+        rt.parallel_do(Agent::age_and_metabolize)?;
+        rt.parallel_do_with(Agent::prepare_move, l)?;
+        rt.parallel_do(Cell::decide_permission)?;
+        rt.parallel_do_with(Agent::update_move, p)?;
+        rt.parallel_do_with(Male::propose, l)?;
+        rt.parallel_do_with(Female::decide_proposal, l)?;
+        rt.parallel_do_with(Male::propose_offspring_target, l)?;
+        rt.parallel_do(Cell::decide_permission)?;
+        rt.parallel_do_with(Male::mate, p)?;
+        Ok(())
     }
 
     /// The runtime (to count and collect objects).
@@ -390,21 +411,7 @@ impl Simulation for DslSim {
     }
 
     fn step(&self) -> dynasoar::host::Result<()> {
-        let (rt, l) = (&self.rt, self.landscape);
-        let p = l.params;
-        rt.parallel_do_with(Cell::grow_sugar, p)?;
-        rt.parallel_do_with(Cell::prepare_diffuse, p)?;
-        rt.parallel_do_with(Cell::update_diffuse, l)?;
-        rt.parallel_do(Agent::age_and_metabolize)?;
-        rt.parallel_do_with(Agent::prepare_move, l)?;
-        rt.parallel_do(Cell::decide_permission)?;
-        rt.parallel_do_with(Agent::update_move, p)?;
-        rt.parallel_do_with(Male::propose, l)?;
-        rt.parallel_do_with(Female::decide_proposal, l)?;
-        rt.parallel_do_with(Male::propose_offspring_target, l)?;
-        rt.parallel_do(Cell::decide_permission)?;
-        rt.parallel_do_with(Male::mate, p)?;
-        Ok(())
+        run_step(&self.rt, self.graph.as_ref(), |rt| Self::queue_step(rt, self.landscape))
     }
 
     fn sync(&self) -> anyhow::Result<()> {

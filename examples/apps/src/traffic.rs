@@ -11,7 +11,7 @@ use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
 use anyhow::{Context, ensure};
-use dynasoar::host::{Buffer, Executor, Grid, Runtime};
+use dynasoar::host::{Buffer, Executor, Grid, Runtime, StepGraph};
 use dynasoar::prelude::{DevPtr, Plain};
 use dynasoar::rand::Rng;
 use dynasoar::{ClassSpec, Handle};
@@ -25,7 +25,7 @@ use dynasoar_models::traffic::{
 };
 
 use crate::render::{Canvas, Recorder, heat};
-use crate::{Implementation, RunOptions, progress};
+use crate::{Implementation, RunOptions, progress, run_step};
 
 /// Threads per block of the baselines' kernels.
 const THREADS: u32 = 256;
@@ -468,6 +468,8 @@ pub struct DslSim {
     export: ExportBuffers,
     /// Enumeration time of steps, set aside while exports run (their own is not counted).
     enumeration: std::cell::Cell<Duration>,
+    /// The step as a step graph (`RunOptions::graph`).
+    graph: Option<StepGraph>,
 }
 
 /// `e`, with a hint at `--heap-mib` if the heap ran out.
@@ -527,10 +529,17 @@ impl DslSim {
         drop(d);
         let export = ExportBuffers::new(exec, net.num_cells())?;
         let args = cfg.args(&counters);
-        Ok((
-            DslSim { rt, args, heap_bytes, counters, handles, export, enumeration: Default::default() },
-            setup,
-        ))
+        let graph = options.capture(&rt, |rt| Self::queue_step(rt, args))?;
+        let enumeration = Default::default();
+        Ok((DslSim { rt, args, heap_bytes, counters, handles, export, enumeration, graph }, setup))
+    }
+
+    /// Queue one step's launches one by one.
+    fn queue_step(rt: &Runtime<TrafficHeap>, args: TrafficArgs) -> dynasoar::host::Result<()> {
+        rt.parallel_do_with(ProducerCell::create_car, args)?;
+        rt.parallel_do(TrafficLight::step)?;
+        rt.parallel_do_with(Car::prepare, args)?;
+        rt.parallel_do_with(Car::advance, args)
     }
 
     /// The runtime (to count and collect objects).
@@ -638,11 +647,7 @@ impl Simulation for DslSim {
     }
 
     fn step(&self) -> dynasoar::host::Result<()> {
-        let (rt, args) = (&self.rt, self.args);
-        rt.parallel_do_with(ProducerCell::create_car, args)?;
-        rt.parallel_do(TrafficLight::step)?;
-        rt.parallel_do_with(Car::prepare, args)?;
-        rt.parallel_do_with(Car::advance, args)
+        run_step(&self.rt, self.graph.as_ref(), |rt| Self::queue_step(rt, self.args))
     }
 
     fn sync(&self) -> anyhow::Result<()> {

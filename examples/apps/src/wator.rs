@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 use anyhow::Context;
-use dynasoar::host::{Buffer, Executor, Grid, Runtime};
+use dynasoar::host::{Buffer, Executor, Grid, Runtime, StepGraph};
 use dynasoar::prelude::{DevPtr, Plain};
 use dynasoar::rand::Rng;
 use dynasoar::{ClassSpec, ParallelMethod};
@@ -21,7 +21,7 @@ use dynasoar_models::wator::{
 };
 
 use crate::render::{Canvas, Recorder};
-use crate::{Implementation, RunOptions, progress};
+use crate::{Implementation, RunOptions, progress, run_step};
 
 /// Threads per block of the baselines' kernels.
 const THREADS: u32 = 256;
@@ -244,6 +244,8 @@ pub struct DslSim {
     heap_bytes: u64,
     /// Enumeration time of steps, set aside while exports run (their own is not counted).
     enumeration: std::cell::Cell<Duration>,
+    /// The step as a step graph (`RunOptions::graph`).
+    graph: Option<StepGraph>,
 }
 
 impl DslSim {
@@ -264,7 +266,25 @@ impl DslSim {
         })?;
         rt.sync().map_err(|e| out_of_heap(e, heap_bytes))?;
         rt.take_timings()?;
-        Ok((DslSim { rt, params, heap_bytes, enumeration: Default::default() }, setup))
+        let graph = options.capture(&rt, |rt| Self::queue_step(rt, params))?;
+        Ok((DslSim { rt, params, heap_bytes, enumeration: Default::default(), graph }, setup))
+    }
+
+    /// Queue one step's launches one by one (both phases).
+    fn queue_step(rt: &Runtime<OceanHeap>, p: Params) -> dynasoar::host::Result<()> {
+        // Requests start clear (cells are created without) and `decide` clears them.
+        rt.parallel_do(Fish::prepare)?;
+        rt.parallel_do(OceanCell::decide)?;
+        rt.parallel_do_with(Fish::update, p)?;
+        rt.parallel_do(Shark::prepare)?;
+        rt.parallel_do(OceanCell::decide)?;
+        rt.parallel_do_with(Shark::update, p)?;
+        Ok(())
+    }
+
+    /// Queue one step launch by one, even where [`Simulation::step`] replays a step graph.
+    pub fn step_directly(&self) -> dynasoar::host::Result<()> {
+        Self::queue_step(&self.rt, self.params)
     }
 
     /// The runtime (to count and collect objects).
@@ -311,15 +331,7 @@ impl Simulation for DslSim {
     }
 
     fn step(&self) -> dynasoar::host::Result<()> {
-        let (rt, p) = (&self.rt, self.params);
-        // Requests start clear (cells are created without) and `decide` clears them.
-        rt.parallel_do(Fish::prepare)?;
-        rt.parallel_do(OceanCell::decide)?;
-        rt.parallel_do_with(Fish::update, p)?;
-        rt.parallel_do(Shark::prepare)?;
-        rt.parallel_do(OceanCell::decide)?;
-        rt.parallel_do_with(Shark::update, p)?;
-        Ok(())
+        run_step(&self.rt, self.graph.as_ref(), |rt| Self::queue_step(rt, self.params))
     }
 
     fn sync(&self) -> anyhow::Result<()> {

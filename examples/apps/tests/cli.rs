@@ -236,6 +236,28 @@ fn options_that_would_be_ignored_are_rejected() {
 }
 
 #[test]
+fn graph_is_honoured_or_rejected() {
+    for app in SIMULATIONS {
+        assert_fails(app, &["--graph", "--enum-timing"], 2, "cannot be used with");
+    }
+    assert_fails(
+        "barnes-hut",
+        &["--graph", "--bodies", "64", "--steps", "1"],
+        1,
+        "barnes-hut does not take --graph",
+    );
+    assert_fails("smoke", &["--len", "100", "--graph"], 1, "smoke does not take --graph");
+    assert_fails("field-access", &["--objects", "1000", "--graph"], 1, "field-access does not take --graph");
+    let args = ["--k", "1", "--blocks", "1", "--threads", "32", "--graph"];
+    assert_fails("linux-scalability", &args, 1, "linux-scalability does not take --graph");
+    // Replayed steps, checked against the baselines by --compare (which fails on a difference).
+    let args = ["--width", "24", "--height", "20", "--steps", "12", "--graph", "--compare"];
+    let out = assert_succeeds("wa-tor", &args);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("allocator=dynasoar") && stdout.contains("graph=on"), "{stdout}");
+}
+
+#[test]
 fn host_advice_names_the_flags() {
     let out = run("wa-tor", &["--width", "256", "--height", "256", "--steps", "1", "--heap-mib", "1"]);
     assert_clean("wa-tor", &[], &out);

@@ -74,6 +74,10 @@ fn report(cfg: &Config, label: &str, backend: &str, o: &Outcome) -> Report {
 }
 
 fn run_app(args: Args) -> anyhow::Result<()> {
+    args.common.reject_graph(
+        "barnes-hut",
+        "its steps pass the step's parity to the methods, so no one step can be replayed",
+    )?;
     let cfg = Config {
         bodies: args.bodies,
         steps: args.steps,

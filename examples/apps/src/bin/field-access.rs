@@ -101,6 +101,7 @@ fn measure(args: &Args, options: RunOptions, choice: DoAllLoop) -> anyhow::Resul
 }
 
 fn run(args: &Args) -> anyhow::Result<()> {
+    args.common.reject_graph("field-access", "it times each parallel_do on its own")?;
     let n = args.objects;
     let (run_options, kind) = args.common.resolve()?;
     note_cpu_default_size(kind, n == DEFAULT_OBJECTS, "field-access", "--objects 1000000");

@@ -209,6 +209,8 @@ fn main() -> std::process::ExitCode {
 }
 
 fn run(args: &Args) -> anyhow::Result<()> {
+    args.common
+        .reject_graph("linux-scalability", "it times each round's allocations and frees on the host")?;
     args.common.reject_allocator(
         "linux-scalability",
         "it measures its own allocators: dynasoar, dynasoar-nocoal, dynasoar-eager, bump, cuda-malloc",

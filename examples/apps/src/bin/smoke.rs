@@ -26,6 +26,7 @@ fn main() -> std::process::ExitCode {
 
 fn run(args: &Args) -> anyhow::Result<()> {
     args.common.reject_allocator("smoke", "it runs one kernel and makes no objects")?;
+    args.common.reject_graph("smoke", "it runs one kernel and makes no objects")?;
     let exec = args.common.executor()?;
     let values = try_sample_values(args.len as u64, 42)?;
     let (got, elapsed) = exec.time(|| run_histogram(&exec, &values, args.bins))?;
