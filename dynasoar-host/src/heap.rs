@@ -198,7 +198,8 @@ impl DeviceHeap {
     }
 
     /// Set each class's next parity to bit `i` (type id `i`) of `bits`, as [`parities`]
-    /// returned them (the host's record only: for a capture whose enumerations never ran).
+    /// returned them (the host's record only: after a capture, whose enumerations never ran,
+    /// or a replay, whose enumerations the host did not queue one by one).
     ///
     /// [`parities`]: Self::parities
     pub(crate) fn set_parities(&self, bits: u64) {

@@ -114,15 +114,15 @@ pub trait HostStore: Send + Sync + Any {
     /// The host's state of the store's listings that the next [`list`](Self::list) calls
     /// depend on, as bits (the heap: each class's next parity; 0 for stores without such
     /// state). A captured step graph replays its listings with the state they were captured
-    /// in, so it must leave this as it found it (`Runtime::capture`).
+    /// in (`Runtime::capture`).
     fn listing_state(&self) -> u64 {
         0
     }
 
-    /// Set the host's state of the listings back to `state`, a value of
-    /// [`listing_state`](Self::listing_state) (after a capture that failed: its listings never
-    /// ran).
-    fn restore_listing_state(&self, state: u64) {
+    /// Set the host's state of the listings to `state`, a value of
+    /// [`listing_state`](Self::listing_state): back to where it was after a capture (whose
+    /// listings never ran), or to where a replayed step's listings leave it.
+    fn set_listing_state(&self, state: u64) {
         let _ = state;
     }
 
@@ -204,7 +204,7 @@ impl HostStore for DeviceHeap {
         self.parities()
     }
 
-    fn restore_listing_state(&self, state: u64) {
+    fn set_listing_state(&self, state: u64) {
         self.set_parities(state)
     }
 

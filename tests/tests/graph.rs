@@ -81,6 +81,19 @@ fn replays_and_direct_steps_mix(backend: Backend) {
         direct.step().unwrap();
         assert!(cells(&replayed) == cells(&direct), "step {i} ({backend:?}): the oceans differ");
     }
+    // Consecutive replays queue nothing but the graph (one write on the executor's count): each
+    // starts from the listing state the one before left, whichever parity that is. (The first
+    // after the export above lists the cells once: the export listed them.)
+    let exec = replayed.runtime().executor();
+    replayed.step().unwrap();
+    direct.step().unwrap();
+    for i in 0..3 {
+        let before = exec.device_writes();
+        replayed.step().unwrap();
+        assert_eq!(exec.device_writes(), before + 1, "replay {i} ({backend:?}) queued more than its graph");
+        direct.step().unwrap();
+    }
+    assert!(cells(&replayed) == cells(&direct), "{backend:?}: the oceans differ after consecutive replays");
 }
 
 /// A read inside a capture fails with `NotCapturable`, and the runtime goes on as if the

@@ -10,10 +10,13 @@
 //! host code of the step does not run again. So a step can be captured when its launches do not
 //! depend on what earlier steps computed on the host: the same methods, arguments and grids
 //! every step (the runtime sizes do-all grids by the machine, not by the objects, so growing or
-//! shrinking populations are fine). The host state that a step's listings depend on is made
-//! the same at the end of the captured step as at its start (a class listed an odd number of
-//! times is listed once more, see `HostStore::listing_state`), so replays can follow each
-//! other, and steps run directly, in any order.
+//! shrinking populations are fine). The host keeps a state that a step's listings depend on
+//! (`HostStore::listing_state`: the parity of each class's next enumeration, which a listing
+//! flips); a step that lists a class an odd number of times leaves it changed, so such a step
+//! is recorded twice, once from each state, and a replay runs the recording that starts from
+//! the state it finds. Replays and steps run directly can then follow each other in any
+//! order (a replay after direct steps that left some other state lists the classes that
+//! differ once first).
 
 use dynasoar_device::AllocatorSpec;
 
@@ -25,22 +28,31 @@ use crate::error::Result;
 /// captured it.
 #[derive(Debug)]
 pub struct StepGraph {
-    recording: Recording,
-    /// The store's listing state when the step was captured, which each replay needs.
-    listing_state: u64,
+    /// One recording per listing state the step can start from (see the module docs): the
+    /// first from the state at the capture, the second (if the step flips it) from the state
+    /// the first leaves.
+    recordings: Vec<Captured>,
     /// The kernels an error check after a replay names: the recorded ones, each once.
     checked: Vec<&'static str>,
+}
+
+/// One recording of the step and the store's listing states before and after it.
+#[derive(Debug)]
+struct Captured {
+    recording: Recording,
+    from: u64,
+    to: u64,
 }
 
 impl StepGraph {
     /// How many kernel launches a replay queues.
     pub fn launches(&self) -> usize {
-        self.recording.launches()
+        self.recordings[0].recording.launches()
     }
 
     /// The recorded launches' kernels, in launch order (repeats included).
     pub fn kernels(&self) -> &[&'static str] {
-        self.recording.kernels()
+        self.recordings[0].recording.kernels()
     }
 }
 
@@ -48,7 +60,8 @@ impl<A: AllocatorSpec> Runtime<A> {
     /// Record one step: call `step` (which launches work: `parallel_do`, `parallel_new`, ...)
     /// with the executor recording its launches instead of running them, and return them as a
     /// [`StepGraph`] for [`replay`](Self::replay). **Nothing runs during the capture**; each
-    /// replay runs the step once.
+    /// replay runs the step once. `step` is called once, or twice where the step lists a class
+    /// an odd number of times (one recording for each parity of its listings).
     ///
     /// Waits for queued work and reports its errors first. Inside `step`, anything that needs
     /// the device's work to have run (`sync`, `collect`, `count`, buffer reads and writes,
@@ -67,57 +80,71 @@ impl<A: AllocatorSpec> Runtime<A> {
     /// }
     /// rt.sync()?;
     /// ```
-    pub fn capture(&self, step: impl FnOnce(&Self) -> Result<()>) -> Result<StepGraph> {
+    pub fn capture(&self, mut step: impl FnMut(&Self) -> Result<()>) -> Result<StepGraph> {
         self.sync()?;
         let state = self.store.listing_state();
-        self.forget_listings();
-        self.exec.begin_capture()?;
-        let recorded = step(self).and_then(|()| self.restore_listings_to(state));
-        let ended = self.exec.end_capture();
-        self.forget_listings();
-        let recording = match (recorded, ended) {
-            (Ok(()), Ok(recording)) => recording,
-            (Err(e), _) | (Ok(()), Err(e)) => {
-                // None of the captured listings ran: the host's record goes back with them.
-                self.store.restore_listing_state(state);
-                return Err(e);
-            }
+        let first = self.capture_once(&mut step);
+        let second = match &first {
+            Ok(c) if c.to != c.from => Some(self.capture_once(&mut step)),
+            _ => None,
         };
+        // None of the captured listings ran: the host's record of them goes back.
+        self.store.set_listing_state(state);
+        let mut recordings = vec![first?];
+        if let Some(second) = second {
+            let second = second?;
+            debug_assert_eq!(second.to, state, "a step flips the same classes from either state");
+            recordings.push(second);
+        }
         let mut checked = Vec::new();
-        for &kernel in recording.kernels() {
+        for &kernel in recordings.iter().flat_map(|c| c.recording.kernels()) {
             if !checked.contains(&kernel) {
                 checked.push(kernel);
             }
         }
-        Ok(StepGraph { recording, listing_state: state, checked })
+        Ok(StepGraph { recordings, checked })
+    }
+
+    /// Record `step` once, from the store's listing state now.
+    fn capture_once(&self, step: &mut impl FnMut(&Self) -> Result<()>) -> Result<Captured> {
+        let from = self.store.listing_state();
+        self.forget_listings();
+        self.exec.begin_capture()?;
+        let recorded = step(self);
+        let ended = self.exec.end_capture();
+        self.forget_listings();
+        let to = self.store.listing_state();
+        recorded?;
+        Ok(Captured { recording: ended?, from, to })
     }
 
     /// Run a step captured by [`capture`](Self::capture) on this runtime: queue its launches,
     /// in order, with one call. Errors raised by its kernels are reported as those of
     /// `parallel_do` are (by the next check, naming the step's kernels).
     pub fn replay(&self, graph: &StepGraph) -> Result<()> {
-        if self.store.listing_state() != graph.listing_state {
-            // Steps run directly since left a class's listings in another state: list those
-            // classes once (real launches) to bring them back.
-            self.restore_listings_to(graph.listing_state)?;
-        }
+        let now = self.store.listing_state();
+        let captured = match graph.recordings.iter().find(|c| c.from == now) {
+            Some(c) => c,
+            None => {
+                // Steps run directly left the listings in a state no recording starts from:
+                // list the classes that differ once (real launches, which flip them).
+                let first = &graph.recordings[0];
+                let differ = now ^ first.from;
+                for class in A::CLASSES.iter().filter(|c| differ & (1 << c.type_id) != 0) {
+                    self.store.list(&self.exec, class.type_id)?;
+                }
+                first
+            }
+        };
         self.forget_listings();
-        self.exec.replay(&graph.recording)?;
+        self.exec.replay(&captured.recording)?;
+        // The recorded listings ran: the host's record follows them.
+        self.store.set_listing_state(captured.to);
         self.launched(&graph.checked)
     }
 
-    /// List every class whose listing state differs from `state` once, which flips it.
-    fn restore_listings_to(&self, state: u64) -> Result<()> {
-        let differ = self.store.listing_state() ^ state;
-        for class in A::CLASSES.iter().filter(|c| differ & (1 << c.type_id) != 0) {
-            self.store.list(&self.exec, class.type_id)?;
-        }
-        debug_assert_eq!(self.store.listing_state(), state, "listing once flips a class's state");
-        Ok(())
-    }
-
-    /// Forget the enumeration lists kept for the next `parallel_do`: across a capture they
-    /// are not what the replays will find.
+    /// Forget the enumeration lists kept for the next `parallel_do`: across a capture or a
+    /// replay they are not what the next launches will find.
     fn forget_listings(&self) {
         if let Some(l) = &self.listings {
             l.lock().unwrap().forget();

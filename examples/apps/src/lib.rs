@@ -177,7 +177,7 @@ impl RunOptions {
     pub fn capture<A: AllocatorSpec>(
         &self,
         rt: &Runtime<A>,
-        step: impl FnOnce(&Runtime<A>) -> Result<()>,
+        step: impl FnMut(&Runtime<A>) -> Result<()>,
     ) -> Result<Option<StepGraph>> {
         self.graph.then(|| rt.capture(step)).transpose()
     }
