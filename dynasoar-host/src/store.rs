@@ -16,34 +16,22 @@ use crate::error::Result;
 use crate::heap::{DeviceHeap, HeapClass, HeapStats};
 
 /// A model crate's PTX: the default build (DynaSOAr's heap) and, optionally, the build for the
-/// comparison suite's AOS stores (`PtxBuilder::aos`), which those stores need, and the build
-/// for its BitmapAlloc store with one allocation bitmap per class (`PtxBuilder::bitmap_alloc`),
-/// which the `bitmap` allocator needs.
+/// comparison suite's AOS stores (`PtxBuilder::aos`), which those stores need.
 #[derive(Clone, Debug)]
 pub struct ModelPtx {
     soa: Cow<'static, str>,
     aos: Option<Cow<'static, str>>,
-    bitmap_alloc: Option<Cow<'static, str>>,
 }
 
 impl ModelPtx {
     /// The default build only.
     pub const fn new(soa: &'static str) -> Self {
-        ModelPtx { soa: Cow::Borrowed(soa), aos: None, bitmap_alloc: None }
+        ModelPtx { soa: Cow::Borrowed(soa), aos: None }
     }
 
-    /// The default and the AOS builds.
+    /// Both builds.
     pub const fn with_aos(soa: &'static str, aos: &'static str) -> Self {
-        ModelPtx { soa: Cow::Borrowed(soa), aos: Some(Cow::Borrowed(aos)), bitmap_alloc: None }
-    }
-
-    /// All three builds: the default, the AOS and the BitmapAlloc build.
-    pub const fn with_bitmap_alloc(soa: &'static str, aos: &'static str, bitmap_alloc: &'static str) -> Self {
-        ModelPtx {
-            soa: Cow::Borrowed(soa),
-            aos: Some(Cow::Borrowed(aos)),
-            bitmap_alloc: Some(Cow::Borrowed(bitmap_alloc)),
-        }
+        ModelPtx { soa: Cow::Borrowed(soa), aos: Some(Cow::Borrowed(aos)) }
     }
 
     /// The default build.
@@ -55,11 +43,6 @@ impl ModelPtx {
     pub fn aos(&self) -> Option<&str> {
         self.aos.as_deref()
     }
-
-    /// The BitmapAlloc build, if the app embedded one.
-    pub fn bitmap_alloc(&self) -> Option<&str> {
-        self.bitmap_alloc.as_deref()
-    }
 }
 
 impl From<&'static str> for ModelPtx {
@@ -70,7 +53,7 @@ impl From<&'static str> for ModelPtx {
 
 impl From<String> for ModelPtx {
     fn from(soa: String) -> Self {
-        ModelPtx { soa: Cow::Owned(soa), aos: None, bitmap_alloc: None }
+        ModelPtx { soa: Cow::Owned(soa), aos: None }
     }
 }
 
