@@ -28,6 +28,9 @@ pub struct CudaExec {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
     module: Arc<CudaModule>,
+    /// While capturing: the stream that records the launches (the legacy default stream
+    /// cannot be captured). Nothing ever runs on it: replays run on `stream`.
+    capturing: Mutex<Option<Arc<CudaStream>>>,
     functions: Mutex<HashMap<&'static str, CudaFunction>>,
     /// CUDA events whose time was read, for reuse by markers.
     events: Mutex<Vec<CudaEvent>>,
@@ -76,9 +79,11 @@ impl CudaExec {
         // driver calls to every copy and launch.
         // SAFETY: no other stream of this context uses our buffers.
         unsafe { ctx.disable_event_tracking() };
-        // A stream of our own rather than the legacy default stream, which cannot be captured
-        // into a graph (`begin_capture`).
-        let stream = ctx.new_stream().map_err(|e| Error::driver("creating a stream", e))?;
+        // The legacy default stream. It cannot be captured into a graph, so captures record on
+        // a side stream (`begin_capture`) and replays run here. (Running everything on a stream
+        // of our own instead made no difference beyond the noise at the apps' tiny sizes on an
+        // H200: docs/results/2026-11-26-s4/launch-overhead-streams-ab.txt.)
+        let stream = ctx.default_stream();
         let (major, minor) =
             ctx.compute_capability().map_err(|e| Error::driver("reading the compute capability", e))?;
         let module = load_models(&ctx, ptx, major, minor, compile, cubin_dir)?;
@@ -94,6 +99,7 @@ impl CudaExec {
             ctx,
             stream,
             module,
+            capturing: Mutex::new(None),
             functions: Mutex::new(HashMap::new()),
             events: Mutex::new(Vec::new()),
             occupancy: Mutex::new(HashMap::new()),
@@ -152,7 +158,9 @@ impl CudaExec {
             block_dim: (grid.threads, 1, 1),
             shared_mem_bytes: 0,
         };
-        let mut builder = self.stream.launch_builder(&f);
+        // While capturing, the side stream records it.
+        let stream = self.capturing.lock().unwrap().clone().unwrap_or_else(|| self.stream.clone());
+        let mut builder = stream.launch_builder(&f);
         builder.arg(&raw);
         // SAFETY: the entry point takes exactly one parameter of `P`'s layout (generated
         // together with the kernel token), and `P` holds only plain data and device addresses.
@@ -167,21 +175,28 @@ impl CudaExec {
     /// Relaxed mode: the executor itself refuses what cannot be captured, and other driver
     /// calls of this thread (function and occupancy look-ups) stay allowed.
     pub fn begin_capture(&self) -> Result<()> {
-        self.stream
-            .begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED)
-            .map_err(|e| Error::driver("starting a stream capture", e))
+        let side = self.ctx.new_stream().map_err(|e| Error::driver("creating a capture stream", e))?;
+        side.begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED)
+            .map_err(|e| Error::driver("starting a stream capture", e))?;
+        *self.capturing.lock().unwrap() = Some(side);
+        Ok(())
     }
 
     /// End the capture: the recorded graph, instantiated (`None` if nothing was recorded).
     pub fn end_capture(&self) -> Result<Option<CudaGraph>> {
-        self.stream
-            .end_capture(CUgraphInstantiate_flags(0))
-            .map_err(|e| Error::driver("ending a stream capture", e))
+        let side = self.capturing.lock().unwrap().take().ok_or_else(|| Error::Driver {
+            action: "ending a stream capture".into(),
+            message: "no capture was started".into(),
+        })?;
+        side.end_capture(CUgraphInstantiate_flags(0)).map_err(|e| Error::driver("ending a stream capture", e))
     }
 
-    /// Queue a captured graph on the stream.
+    /// Queue a captured graph on the stream (not on the side stream that recorded it).
     pub fn replay(&self, graph: &CudaGraph) -> std::result::Result<(), String> {
-        graph.launch().map_err(|e| e.to_string())
+        // SAFETY: the graph's executable lives as long as `graph`, which outlives the call
+        // (the driver copies what it needs at launch); the stream is this context's.
+        unsafe { cudarc::driver::result::graph::launch(graph.cu_graph_exec(), self.stream.cu_stream()) }
+            .map_err(|e| e.to_string())
     }
 
     pub fn alloc_zeroed(&self, bytes: usize) -> Result<DeviceMem> {

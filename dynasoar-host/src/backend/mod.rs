@@ -117,7 +117,7 @@ impl Default for ExecutorOptions {
 }
 
 enum Imp {
-    Cuda(cuda::CudaExec),
+    Cuda(Box<cuda::CudaExec>),
     Cpu(cpu::CpuExec),
 }
 
@@ -157,10 +157,10 @@ impl Executor {
         let cubin_dir = settings.cubin_dir.as_deref();
         let mut fallback_reason = None;
         let imp = match options.backend {
-            Backend::Cuda => Imp::Cuda(cuda::CudaExec::new(ptx, options.device, compile, cubin_dir)?),
+            Backend::Cuda => Imp::Cuda(Box::new(cuda::CudaExec::new(ptx, options.device, compile, cubin_dir)?)),
             Backend::Cpu => Imp::Cpu(cpu::CpuExec::new(cpu_threads)?),
             Backend::Auto => match cuda::CudaExec::new(ptx, options.device, compile, cubin_dir) {
-                Ok(exec) => Imp::Cuda(exec),
+                Ok(exec) => Imp::Cuda(Box::new(exec)),
                 Err(Error::NoCudaDriver) => {
                     fallback_reason = Some("no CUDA driver: libcuda.so could not be loaded".to_string());
                     Imp::Cpu(cpu::CpuExec::new(cpu_threads)?)
