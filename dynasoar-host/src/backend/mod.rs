@@ -157,7 +157,9 @@ impl Executor {
         let cubin_dir = settings.cubin_dir.as_deref();
         let mut fallback_reason = None;
         let imp = match options.backend {
-            Backend::Cuda => Imp::Cuda(Box::new(cuda::CudaExec::new(ptx, options.device, compile, cubin_dir)?)),
+            Backend::Cuda => {
+                Imp::Cuda(Box::new(cuda::CudaExec::new(ptx, options.device, compile, cubin_dir)?))
+            }
             Backend::Cpu => Imp::Cpu(cpu::CpuExec::new(cpu_threads)?),
             Backend::Auto => match cuda::CudaExec::new(ptx, options.device, compile, cubin_dir) {
                 Ok(exec) => Imp::Cuda(Box::new(exec)),
