@@ -2,8 +2,8 @@
 //! GPU, the list of launches on the CPU backend.
 //!
 //! While an executor captures ([`Executor::begin_capture`](super::Executor::begin_capture)),
-//! its launches are recorded, not run: on the GPU the stream is in capture mode and the driver
-//! builds a graph of the kernels; on the CPU backend each launch is kept as its kernel function,
+//! its launches are recorded, not run: on the GPU a side stream is in capture mode and the
+//! driver builds a graph of the kernels (replays run on the executor's stream); on the CPU backend each launch is kept as its kernel function,
 //! grid and parameters. Nothing that needs the device's work to have happened can be captured
 //! (a synchronisation, a copy to or from the host, a timing marker): the executor refuses it
 //! with [`Error::NotCapturable`](crate::Error::NotCapturable). A replay queues every recorded
@@ -47,7 +47,7 @@ pub(super) enum Replay {
 pub struct Recording {
     pub(super) replay: Replay,
     pub(super) kernels: Vec<&'static str>,
-    /// The executor that recorded it ([`Executor::id`](super::Executor::id)).
+    /// The id of the executor that recorded it.
     pub(super) executor: u64,
 }
 

@@ -151,6 +151,28 @@ impl CudaExec {
         grid: Grid,
         params: P,
     ) -> std::result::Result<(), String> {
+        self.launch_on(&self.stream, kernel, grid, params)
+    }
+
+    /// Record a launch on the capture's side stream (between `begin_capture` and
+    /// `end_capture`). `Err` carries the driver's message.
+    pub fn record<P: Plain>(
+        &self,
+        kernel: &Kernel<P>,
+        grid: Grid,
+        params: P,
+    ) -> std::result::Result<(), String> {
+        let side = self.capturing.lock().unwrap().clone().ok_or("no capture was started")?;
+        self.launch_on(&side, kernel, grid, params)
+    }
+
+    fn launch_on<P: Plain>(
+        &self,
+        stream: &Arc<CudaStream>,
+        kernel: &Kernel<P>,
+        grid: Grid,
+        params: P,
+    ) -> std::result::Result<(), String> {
         let f = self.function(kernel.name())?;
         let raw = RawParams(params);
         let cfg = LaunchConfig {
@@ -158,8 +180,6 @@ impl CudaExec {
             block_dim: (grid.threads, 1, 1),
             shared_mem_bytes: 0,
         };
-        // While capturing, the side stream records it.
-        let stream = self.capturing.lock().unwrap().clone().unwrap_or_else(|| self.stream.clone());
         let mut builder = stream.launch_builder(&f);
         builder.arg(&raw);
         // SAFETY: the entry point takes exactly one parameter of `P`'s layout (generated

@@ -8,7 +8,7 @@ mod pending;
 
 use std::marker::PhantomData;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use dynasoar_device::{DevPtr, Kernel, Plain};
@@ -141,6 +141,8 @@ pub struct Executor {
     writes: AtomicU64,
     /// What is being recorded while capturing ([`begin_capture`](Executor::begin_capture)).
     capture: Mutex<Option<Capture>>,
+    /// Whether `capture` holds a capture: read on every launch without taking the lock.
+    capturing: AtomicBool,
     /// Tells this executor's [`Recording`]s from others'.
     id: u64,
 }
@@ -182,6 +184,7 @@ impl Executor {
             failed: Mutex::new(None),
             writes: AtomicU64::new(0),
             capture: Mutex::new(None),
+            capturing: AtomicBool::new(false),
             id: NEXT_EXECUTOR_ID.fetch_add(1, Ordering::Relaxed),
         };
         if options.backend == Backend::Auto && !options.quiet {
@@ -320,13 +323,15 @@ impl Executor {
                 grid.threads
             )));
         }
-        if let Some(capture) = &mut *self.capture.lock().unwrap() {
-            // Recorded, not run: the GPU's stream records it; the CPU backend keeps it. It
+        if self.capturing()
+            && let Some(capture) = &mut *self.capture.lock().unwrap()
+        {
+            // Recorded, not run: the GPU's side stream records it; the CPU backend keeps it. It
             // counts as a write: the runtime's listings must see that it will have run.
             self.count_write();
             capture.kernels.push(kernel.name());
             return match &self.imp {
-                Imp::Cuda(c) => c.launch(kernel, grid, params).map_err(|message| Error::Driver {
+                Imp::Cuda(c) => c.record(kernel, grid, params).map_err(|message| Error::Driver {
                     action: format!("recording a launch of `{}` into a step graph", kernel.name()),
                     message,
                 }),
@@ -350,7 +355,7 @@ impl Executor {
 
     /// Whether launches are being recorded ([`begin_capture`](Self::begin_capture)).
     pub fn capturing(&self) -> bool {
-        self.capture.lock().unwrap().is_some()
+        self.capturing.load(Ordering::Relaxed)
     }
 
     /// [`Error::NotCapturable`] for `operation` while capturing.
@@ -372,6 +377,7 @@ impl Executor {
             c.begin_capture()?;
         }
         *self.capture.lock().unwrap() = Some(Capture::default());
+        self.capturing.store(true, Ordering::Relaxed);
         Ok(())
     }
 
@@ -382,6 +388,7 @@ impl Executor {
             self.capture.lock().unwrap().take().ok_or_else(|| {
                 Error::InvalidArgument("Executor::end_capture without a begin_capture".into())
             })?;
+        self.capturing.store(false, Ordering::Relaxed);
         let replay = match &self.imp {
             Imp::Cuda(c) => Replay::Cuda(c.end_capture()?),
             Imp::Cpu(_) => Replay::Cpu(capture.cpu),

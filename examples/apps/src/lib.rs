@@ -116,9 +116,7 @@ impl CommonArgs {
         );
         Ok(())
     }
-}
 
-impl CommonArgs {
     /// Fail with a clear message when `--graph` is given to `app`, which has no step to capture
     /// (`why`).
     pub fn reject_graph(&self, app: &str, why: &str) -> anyhow::Result<()> {
