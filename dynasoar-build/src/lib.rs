@@ -33,6 +33,12 @@
 //! compiled against, so neither PTX pays for the other layout and the default build holds
 //! none of the suite's kernels.
 //!
+//! BitmapAlloc as the paper built it (one allocation bitmap per class, which `parallel_do` and
+//! `device_do` use) has a third build, `PtxBuilder::new("../models").bitmap_alloc()`: the AOS
+//! build with `cfg(dynasoar_bitmap_alloc)` as well, which compiles the model against the
+//! comparison suite's `BitmapStore` instead of the AOS store's pointer tables; the runtime
+//! takes all three with `ModelPtx::with_bitmap_alloc`. The AOS build is not changed by it.
+//!
 //! The host builds on stable; the device build runs the pinned nightly through
 //! `rustup run` (installing it with `rust-src` when missing), with `-Zbuild-std=core`, fat LTO,
 //! `panic=abort` and `--emit=asm`, in its own target directory and a clean environment, so the
@@ -200,6 +206,7 @@ pub struct PtxBuilder {
     target_dir: Option<PathBuf>,
     quiet: bool,
     aos: bool,
+    bitmap_alloc: bool,
     max_registers: Option<u32>,
     register_caps: Vec<RegisterCap>,
 }
@@ -237,6 +244,7 @@ impl PtxBuilder {
             target_dir: None,
             quiet: false,
             aos: false,
+            bitmap_alloc: false,
             max_registers: None,
             register_caps: Vec::new(),
         }
@@ -282,6 +290,25 @@ impl PtxBuilder {
     pub fn aos(mut self) -> Self {
         self.aos = true;
         self
+    }
+
+    /// Build the BitmapAlloc variant: the AOS variant with `cfg(dynasoar_bitmap_alloc)` too,
+    /// whose store keeps one allocation bitmap per class over BitmapAlloc's slots (see the
+    /// module docs). Implies [`aos`](Self::aos); its own target directory
+    /// (`<crate>-bitmap-aos`).
+    pub fn bitmap_alloc(mut self) -> Self {
+        self.aos = true;
+        self.bitmap_alloc = true;
+        self
+    }
+
+    /// The name of this build's variant: its target directory's name.
+    fn variant(&self, crate_name: &str) -> String {
+        match (self.aos, self.bitmap_alloc) {
+            (_, true) => format!("{crate_name}-bitmap-aos"),
+            (true, false) => format!("{crate_name}-aos"),
+            (false, false) => crate_name.to_string(),
+        }
     }
 
     /// Cap the registers of the do-all and constructor kernels at `n` per thread (PTX
@@ -345,7 +372,7 @@ impl PtxBuilder {
         let root = self.crate_dir.join(read_lib_path(&manifest)?);
         check_crate_attributes(&root)?;
         ensure_toolchain(|msg| self.directive(format_args!("warning={msg}")))?;
-        let variant = if self.aos { format!("{crate_name}-aos") } else { crate_name.clone() };
+        let variant = self.variant(&crate_name);
         let target_dir = self.target_dir.clone().unwrap_or_else(|| default_target_dir(&variant));
 
         let mut cmd = clean_command("rustup");
@@ -372,7 +399,13 @@ impl PtxBuilder {
         if !features.is_empty() {
             cmd.arg("--features").arg(features.join(","));
         }
-        if self.aos {
+        if self.bitmap_alloc {
+            // As for the AOS build, with the BitmapAlloc store selected on top.
+            cmd.args([
+                "--config",
+                "build.rustflags=[\"--cfg\", \"dynasoar_aos\", \"--cfg\", \"dynasoar_bitmap_alloc\"]",
+            ]);
+        } else if self.aos {
             // For every crate of the build (the device crate decides the layout), not just the
             // model crate as arguments after `--` would be.
             cmd.args(["--config", "build.rustflags=[\"--cfg\", \"dynasoar_aos\"]"]);
@@ -475,13 +508,8 @@ impl PtxBuilder {
                 let manifest = self.crate_dir.join("Cargo.toml");
                 self.directive(format_args!("rerun-if-changed={}", manifest.display()));
                 self.directive(format_args!("rerun-if-changed={}", self.crate_dir.join("src").display()));
-                let target_dir = self.target_dir.clone().unwrap_or_else(|| {
-                    default_target_dir(&if self.aos {
-                        format!("{crate_name}-aos")
-                    } else {
-                        crate_name.clone()
-                    })
-                });
+                let target_dir =
+                    self.target_dir.clone().unwrap_or_else(|| default_target_dir(&self.variant(&crate_name)));
                 for src in
                     read_dep_info(&target_dir.join(TARGET).join("release").join("deps"), &self.crate_dir)
                 {
