@@ -24,9 +24,11 @@
 //! Departures from the paper and limits:
 //! - The default slot is 256 bytes, not the 64 the brief suggested: the shared storm tests
 //!   (`tests/tests/malloc.rs`) create every region with parameter 0 and request up to 256 bytes.
-//! - No per-type allocation bitmaps: the paper's BitmapAlloc also kept one per class for
-//!   `parallel_do`/`device_do`; a general `malloc` has no types (the AOS object store keeps its
-//!   own pointer array).
+//! - No per-type allocation bitmaps here: the paper's BitmapAlloc also kept one per class for
+//!   `parallel_do`/`device_do`; a general `malloc` has no types. The BitmapAlloc PTX build's
+//!   object store keeps them over this pool's slots ([`crate::bitmap_store`], through
+//!   [`BitmapAlloc::take_slot`] and [`BitmapAlloc::give_back_slots`]); the AOS object store
+//!   (the AOS build) keeps its own pointer array, as for every general allocator.
 //! - No warp aggregation: each thread searches the bitmap alone. The crate's bitmap claims one
 //!   bit per atomic; reserving several bits of a container for a warp would need a multi-bit
 //!   claim in [`dynasoar_device::bitmap`]. Lanes of a warp start their search in the same container but at
@@ -123,6 +125,31 @@ const fn slot_bytes(param: u64) -> u64 {
     round_up(asked, ALIGN)
 }
 
+/// Where a BitmapAlloc region's slots lie: what the BitmapAlloc store needs to keep its
+/// per-class allocation bitmaps over them ([`crate::bitmap_store`]). The plan the region's
+/// initialisation makes, so the host computes it without reading the region back. (Host only:
+/// the PTX builds hold nothing that the BitmapAlloc store alone needs, see `take_slot`.)
+#[cfg(not(target_arch = "nvptx64"))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SlotPool {
+    /// Byte offset of slot 0 from the body's start.
+    pub pool_offset: u64,
+    /// Bytes of a slot (a multiple of 16).
+    pub slot_bytes: u64,
+    /// Slots in the pool (0: the region cannot hold one).
+    pub slots: u64,
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
+impl SlotPool {
+    /// The slots of a BitmapAlloc region whose body has `body_bytes` bytes, with slot
+    /// parameter `param` (the region header's `param`).
+    pub fn plan(body_bytes: u64, param: u64) -> SlotPool {
+        let layout = Layout::plan(body_bytes, param);
+        SlotPool { pool_offset: layout.pool_offset, slot_bytes: layout.slot_bytes, slots: layout.slots }
+    }
+}
+
 /// A first seed for this thread's bitmap search: the warp and the clock choose the containers
 /// (so repeated requests do not retrace one path), the lane chooses the starting bit within the
 /// level-0 container, so the lanes of a warp that search together claim neighbouring bits.
@@ -166,6 +193,77 @@ impl BitmapAlloc {
         let first = layout.free_slots.level_start[1];
         // SAFETY: as for `free_slots`: `upper` describes the containers from level 1 on.
         unsafe { Bitmap::from_raw(&layout.upper, self.containers(layout).wrapping_add(first as usize)) }
+    }
+}
+
+// In the BitmapAlloc PTX build and on the host only: the AOS build, which every other
+// allocator runs, stays as it was, byte for byte (a public function, even one it never calls,
+// would change the names LLVM gives its anonymous constants).
+#[cfg(any(not(target_arch = "nvptx64"), dynasoar_bitmap_alloc))]
+impl BitmapAlloc {
+    /// A free slot for `size` bytes, claimed: its index (its address is the pool's start plus
+    /// `index * slot_bytes`, see [`SlotPool`]). `None` when the pool is full or `size` is 0 or
+    /// larger than a slot, raised and counted in the region as a failed `malloc` is. For the
+    /// BitmapAlloc store's per-class bitmaps, which index objects by slot.
+    #[inline]
+    pub fn take_slot(&self, size: u32) -> Option<u64> {
+        let layout = self.layout();
+        if size == 0 || size as u64 > layout.slot_bytes {
+            self.region.fail(errors::TOO_LARGE);
+            return None;
+        }
+        let found = if layout.slots == 0 {
+            None
+        } else {
+            self.free_slots(layout).clear_any(search_seed(), SEARCH_ATTEMPTS)
+        };
+        match found {
+            Some(slot) => {
+                // Acquire: the previous owner's writes (ordered before its release) are visible.
+                arch::fence();
+                Some(slot)
+            }
+            None => {
+                self.region.fail(errors::OUT_OF_MEMORY);
+                None
+            }
+        }
+    }
+
+    /// Give back the slots `bits` of level-0 container `container` (slots `container * 64 +
+    /// i` for each set bit `i`) at once: one atomic OR for up to 64 slots. A slot that is free
+    /// already, or outside the pool, raises [`errors::INVALID_FREE`] (its bit changes nothing).
+    ///
+    /// # Safety
+    /// Each slot was claimed by [`take_slot`](Self::take_slot) (or handed out by `malloc`) and
+    /// is not used after this call.
+    #[inline]
+    pub unsafe fn give_back_slots(&self, container: u64, bits: u64) {
+        let layout = self.layout();
+        if layout.slots == 0 || container >= layout.free_slots.level_len[0] {
+            self.region.raise(errors::INVALID_FREE);
+            return;
+        }
+        // Bits past the last slot (the last container may be partial) are no slots.
+        let past = (container + 1) * 64;
+        let valid = if past > layout.slots { u64::MAX >> (past - layout.slots) } else { u64::MAX };
+        if bits & !valid != 0 {
+            self.region.raise(errors::INVALID_FREE);
+        }
+        let bits = bits & valid;
+        if bits == 0 {
+            return;
+        }
+        // Release: the slots' last writes happen before their next owners'.
+        arch::fence();
+        let before = self.free_slots(layout).container(0, container).fetch_or(bits);
+        if before & bits != 0 {
+            self.region.raise(errors::INVALID_FREE);
+        }
+        if before == 0 && layout.free_slots.levels > 1 {
+            // The container was empty: mark it non-empty above, as `Bitmap::set` would.
+            self.upper_levels(layout).set(container);
+        }
     }
 }
 
@@ -418,6 +516,53 @@ mod tests {
         let m = region.typed::<BitmapAlloc>();
         unsafe { m.free(region.region().body().wrapping_add(16)) };
         assert_eq!(region.errors(), errors::INVALID_FREE, "a pointer into the metadata");
+        assert_all_free(&region);
+    }
+
+    #[test]
+    fn slots_are_where_the_plan_says_and_go_back_by_container() {
+        let region = HostRegion::new(MallocKind::Bitmap, 8192, 48);
+        let m = region.typed::<BitmapAlloc>();
+        let layout = layout_of(&region);
+        let pool = SlotPool::plan(region.region().body_bytes(), 48);
+        assert_eq!(
+            (pool.pool_offset, pool.slot_bytes, pool.slots),
+            (layout.pool_offset, layout.slot_bytes, layout.slots)
+        );
+        assert!(pool.slots > 64, "{} slots", pool.slots);
+        // Every slot once, then out of memory (raised and counted as a failed malloc).
+        let mut got = HashSet::new();
+        while let Some(slot) = m.take_slot(48) {
+            assert!(slot < pool.slots && got.insert(slot), "slot {slot}");
+        }
+        assert_eq!(got.len() as u64, pool.slots);
+        assert_eq!(region.errors(), errors::OUT_OF_MEMORY);
+        assert!(m.take_slot(49).is_none() && m.take_slot(0).is_none());
+        assert_eq!(region.errors(), errors::OUT_OF_MEMORY | errors::TOO_LARGE);
+        // One container at a time.
+        let containers = pool.slots.div_ceil(64);
+        for c in 0..containers {
+            let bits = (0..64).filter(|b| got.contains(&(c * 64 + b))).fold(0u64, |w, b| w | 1 << b);
+            unsafe { m.give_back_slots(c, bits) };
+        }
+        assert_all_free(&region);
+        assert_eq!(region.errors(), errors::OUT_OF_MEMORY | errors::TOO_LARGE, "no invalid free");
+        // A slot given back twice, and bits past the pool, are invalid frees.
+        let slot = m.take_slot(16).unwrap();
+        unsafe { m.give_back_slots(slot / 64, 1 << (slot % 64)) };
+        assert_eq!(region.errors() & errors::INVALID_FREE, 0);
+        unsafe { m.give_back_slots(slot / 64, 1 << (slot % 64)) };
+        assert_ne!(region.errors() & errors::INVALID_FREE, 0, "given back twice");
+        let region = HostRegion::new(MallocKind::Bitmap, 8192, 48);
+        let m = region.typed::<BitmapAlloc>();
+        if !pool.slots.is_multiple_of(64) {
+            unsafe { m.give_back_slots(containers - 1, 1 << 63) };
+            assert_eq!(region.errors(), errors::INVALID_FREE, "a bit past the last slot");
+        }
+        let region = HostRegion::new(MallocKind::Bitmap, 8192, 48);
+        let m = region.typed::<BitmapAlloc>();
+        unsafe { m.give_back_slots(containers, 1) };
+        assert_eq!(region.errors(), errors::INVALID_FREE, "a container past the pool");
         assert_all_free(&region);
     }
 
