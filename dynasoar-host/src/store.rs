@@ -16,22 +16,34 @@ use crate::error::Result;
 use crate::heap::{DeviceHeap, HeapClass, HeapStats};
 
 /// A model crate's PTX: the default build (DynaSOAr's heap) and, optionally, the build for the
-/// comparison suite's AOS stores (`PtxBuilder::aos`), which those stores need.
+/// comparison suite's AOS stores (`PtxBuilder::aos`), which those stores need, and the build
+/// for its BitmapAlloc store with one allocation bitmap per class (`PtxBuilder::bitmap_alloc`),
+/// which the `bitmap` allocator needs.
 #[derive(Clone, Debug)]
 pub struct ModelPtx {
     soa: Cow<'static, str>,
     aos: Option<Cow<'static, str>>,
+    bitmap_alloc: Option<Cow<'static, str>>,
 }
 
 impl ModelPtx {
     /// The default build only.
     pub const fn new(soa: &'static str) -> Self {
-        ModelPtx { soa: Cow::Borrowed(soa), aos: None }
+        ModelPtx { soa: Cow::Borrowed(soa), aos: None, bitmap_alloc: None }
     }
 
-    /// Both builds.
+    /// The default and the AOS builds.
     pub const fn with_aos(soa: &'static str, aos: &'static str) -> Self {
-        ModelPtx { soa: Cow::Borrowed(soa), aos: Some(Cow::Borrowed(aos)) }
+        ModelPtx { soa: Cow::Borrowed(soa), aos: Some(Cow::Borrowed(aos)), bitmap_alloc: None }
+    }
+
+    /// All three builds: the default, the AOS and the BitmapAlloc build.
+    pub const fn with_bitmap_alloc(soa: &'static str, aos: &'static str, bitmap_alloc: &'static str) -> Self {
+        ModelPtx {
+            soa: Cow::Borrowed(soa),
+            aos: Some(Cow::Borrowed(aos)),
+            bitmap_alloc: Some(Cow::Borrowed(bitmap_alloc)),
+        }
     }
 
     /// The default build.
@@ -43,6 +55,11 @@ impl ModelPtx {
     pub fn aos(&self) -> Option<&str> {
         self.aos.as_deref()
     }
+
+    /// The BitmapAlloc build, if the app embedded one.
+    pub fn bitmap_alloc(&self) -> Option<&str> {
+        self.bitmap_alloc.as_deref()
+    }
 }
 
 impl From<&'static str> for ModelPtx {
@@ -53,7 +70,7 @@ impl From<&'static str> for ModelPtx {
 
 impl From<String> for ModelPtx {
     fn from(soa: String) -> Self {
-        ModelPtx { soa: Cow::Owned(soa), aos: None }
+        ModelPtx { soa: Cow::Owned(soa), aos: None, bitmap_alloc: None }
     }
 }
 

@@ -153,15 +153,24 @@ pub mod __private {
 
     /// The object store a model's device code is compiled against (`allocator!` names it as
     /// its allocator's `Store`): DynaSOAr's heap, except in the comparison suite's AOS build
-    /// (`cfg(dynasoar_aos)`, which enables feature `baselines`), and on the host with feature
-    /// `baselines`, where one build serves both and the store's header tells them apart.
+    /// (`cfg(dynasoar_aos)`, which enables feature `baselines`) and its BitmapAlloc build
+    /// (`cfg(dynasoar_bitmap_alloc)` too: the store with one allocation bitmap per class), and
+    /// on the host with feature `baselines`, where one build serves all three and the store's
+    /// header tells them apart.
     #[cfg(all(target_arch = "nvptx64", not(dynasoar_aos)))]
     pub type SelectedStore = dynasoar_device::Heap<'static>;
-    #[cfg(all(target_arch = "nvptx64", dynasoar_aos))]
+    #[cfg(all(target_arch = "nvptx64", dynasoar_aos, not(dynasoar_bitmap_alloc)))]
     pub type SelectedStore = dynasoar_baselines::aos::AosStore;
+    #[cfg(all(target_arch = "nvptx64", dynasoar_aos, dynasoar_bitmap_alloc))]
+    pub type SelectedStore = dynasoar_baselines::bitmap_store::BitmapStore;
     #[cfg(all(not(target_arch = "nvptx64"), feature = "baselines"))]
-    pub type SelectedStore =
-        dynasoar_device::Either<dynasoar_device::Heap<'static>, dynasoar_baselines::aos::AosStore>;
+    pub type SelectedStore = dynasoar_device::Either<
+        dynasoar_device::Heap<'static>,
+        dynasoar_device::Either<
+            dynasoar_baselines::aos::AosStore,
+            dynasoar_baselines::bitmap_store::BitmapStore,
+        >,
+    >;
     #[cfg(all(not(target_arch = "nvptx64"), not(feature = "baselines")))]
     pub type SelectedStore = dynasoar_device::Heap<'static>;
 }

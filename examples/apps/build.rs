@@ -1,5 +1,6 @@
 //! Compiles the model crate to PTX with the pinned nightly (see `dynasoar_build`): the
-//! build for DynaSOAr's heap, and the AOS build for general-purpose allocators, for
+//! build for DynaSOAr's heap, the AOS build for general-purpose allocators, and the
+//! BitmapAlloc build (BitmapAlloc with one allocation bitmap per class), for
 //! `dynasoar::include_ptx!` (which reports a model's compile error once).
 fn main() {
     // A cap of 80 registers on the do-all kernels of Wa-Tor and the Game of Life: measured on
@@ -15,4 +16,5 @@ fn main() {
         .max_registers_for("__TrafficHeap__ProducerCell__create_car", 64)
         .embed_as("models");
     dynasoar_build::PtxBuilder::new("../models").aos().embed_as("models-aos");
+    dynasoar_build::PtxBuilder::new("../models").bitmap_alloc().embed_as("models-bitmap");
 }

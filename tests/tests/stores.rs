@@ -1,18 +1,24 @@
 //! Every app on every general-purpose allocator (the AOS object store, paper Figure 10): the
 //! DSL version run on each allocator gives the same result as the hand-written SOA baseline
 //! (exactly where the app is deterministic; within rounding for the two whose force sums run in
-//! object order), on the CPU here and on the GPU in the bundle.
+//! object order), on the CPU here and on the GPU in the bundle. `bitmap` runs BitmapAlloc's own
+//! store (one allocation bitmap per class, the BitmapAlloc PTX build); its own tests are at the
+//! end.
 
-use dynasoar::baselines::host::StoreChoice;
-use dynasoar::host::{Backend, ExecutorOptions};
+use dynasoar::baselines::bitmap_store::{BitmapHeader, BitmapStore};
+use dynasoar::baselines::host::{BitmapHeap, StoreChoice};
+use dynasoar::baselines::malloc::MallocKind;
+use dynasoar::host::{Backend, Error, ExecutorOptions, ModelPtx, Runtime};
 use dynasoar::math::Vec2;
 use dynasoar_examples::render::{Recorder, RenderArgs};
 use dynasoar_examples::{Implementation, RunOptions};
+use dynasoar_examples::{MODELS_AOS_PTX, MODELS_PTX};
 use dynasoar_examples::{
     barnes_hut, collision, game_of_life, generation, nbody, structure, sugarscape, traffic, wator,
 };
 use dynasoar_models::generation::Rule;
-use dynasoar_tests::{general_stores, gpu_executor};
+use dynasoar_models::semantics::{Animal, Cat, Registry, Zoo};
+use dynasoar_tests::{cpu_runtime_on, general_stores, gpu_executor};
 
 fn exec(backend: Backend) -> ExecutorOptions {
     ExecutorOptions { backend, cpu_threads: Some(4), quiet: true, ..Default::default() }
@@ -271,4 +277,178 @@ fn every_app_on_every_allocator_on_gpu() {
     traffic_case(Backend::Cuda, 400, 100);
     generation_case(Backend::Cuda, 300, 20);
     barnes_hut_case(Backend::Cuda, 20_000, 5);
+}
+
+// BitmapAlloc as the paper built it: one allocation bitmap per class over its slots, which
+// `parallel_do` and `device_do` use (dense lists of slots, no pointer tables, no compaction).
+
+const BITMAP: StoreChoice = StoreChoice::Malloc(MallocKind::Bitmap);
+
+/// BitmapAlloc's store under a runtime.
+fn bitmap_heap<A: dynasoar::AllocatorSpec>(rt: &Runtime<A>) -> &BitmapHeap {
+    rt.object_store().as_any().downcast_ref::<BitmapHeap>().expect("BitmapAlloc's store")
+}
+
+/// Type id of class `name` of the zoo.
+fn class_id(rt: &Runtime<Zoo>, name: &str) -> u8 {
+    rt.classes().iter().position(|c| c.name == name).unwrap() as u8
+}
+
+/// Entries of the last listing of class `name`.
+fn listed(rt: &Runtime<Zoo>, name: &str) -> u64 {
+    bitmap_heap(rt).listed(rt.executor()).unwrap()[class_id(rt, name) as usize]
+}
+
+#[test]
+fn bitmap_alloc_keeps_one_allocation_bitmap_per_class() {
+    // 16 MiB of slots of the largest class: four levels of bitmap, so the listing skips by
+    // level 2 and the walk of `device_do` starts at level 3.
+    let rt = cpu_runtime_on::<Zoo>(BITMAP, 16 << 20);
+    assert!(bitmap_heap(&rt).slots() > 64 * 64 * 64, "{} slots", bitmap_heap(&rt).slots());
+    let atomic = cpu_runtime_on::<Zoo>(StoreChoice::Malloc(MallocKind::Atomic), 1 << 20);
+    assert!(atomic.object_store().as_any().downcast_ref::<BitmapHeap>().is_none(), "the AOS store");
+
+    // Created: each object once, in its class's bitmap.
+    rt.parallel_new(Registry::create, 1).unwrap();
+    rt.parallel_do_with(Registry::populate, 50u32).unwrap();
+    assert_eq!((rt.count::<Cat>().unwrap(), rt.count::<Animal>().unwrap()), (50, 100));
+    let handles = rt.handles::<Animal>().unwrap();
+    let distinct: std::collections::HashSet<_> = handles.iter().map(|h| h.raw().0).collect();
+    assert_eq!((handles.len(), distinct.len()), (100, 100), "every object once");
+
+    // A do-all visits every object exactly once, through the lists.
+    rt.parallel_do(Animal::tick).unwrap();
+    let animals = rt.collect::<Animal>().unwrap();
+    assert_eq!(animals.len(), 100);
+    assert!(
+        animals.iter().all(|a| a.ticks == 1),
+        "{:?}",
+        animals.iter().map(|a| a.ticks).collect::<Vec<_>>()
+    );
+    assert_eq!((listed(&rt, "Cat"), listed(&rt, "Dog")), (50, 50), "one entry per object");
+
+    // Objects created during a do-all are not visited by it.
+    rt.parallel_do(Cat::have_kitten).unwrap();
+    let cats = rt.collect::<Cat>().unwrap();
+    assert_eq!(cats.len(), 100);
+    let kittens: Vec<&Cat> = cats.iter().filter(|c| c.base.id >= 100_000).collect();
+    assert_eq!(kittens.len(), 50);
+    assert!(kittens.iter().all(|c| c.base.ticks == 0), "a kitten was visited by the launch that made it");
+    assert!(cats.iter().filter(|c| c.base.id < 100_000).all(|c| c.base.ticks == 11), "each parent once");
+    assert_eq!(listed(&rt, "Cat"), 100, "the collect listed the kittens");
+    assert_eq!(listed(&rt, "Dog"), 50, "an unchanged class keeps its list");
+
+    // Freed: gone from the class's bitmap and list, not visited again.
+    rt.parallel_do(Cat::leave_if_odd).unwrap();
+    assert_eq!(rt.count::<Cat>().unwrap(), 50);
+    rt.parallel_do(Animal::tick).unwrap();
+    assert_eq!(listed(&rt, "Cat"), 50);
+    let cats = rt.collect::<Cat>().unwrap();
+    assert_eq!(cats.len(), 50);
+    assert!(cats.iter().all(|c| c.base.id % 2 == 0));
+    assert!(cats.iter().all(|c| c.base.ticks == if c.base.id < 100_000 { 12 } else { 1 }));
+
+    // device_do iterates the cats' list: every cat, once.
+    rt.parallel_do(Animal::count_cats).unwrap();
+    let animals = rt.collect::<Animal>().unwrap();
+    assert_eq!(animals.len(), 100);
+    assert!(
+        animals.iter().all(|a| a.cats_seen == 50),
+        "{:?}",
+        animals.iter().map(|a| a.cats_seen).collect::<Vec<_>>()
+    );
+
+    rt.reset().unwrap();
+    assert_eq!(rt.count::<Animal>().unwrap(), 0);
+    rt.parallel_do(Animal::tick).unwrap();
+    assert_eq!(listed(&rt, "Cat"), 0, "a reset empties the bitmaps and lists");
+    rt.parallel_new(Cat::born, 7).unwrap();
+    rt.parallel_do(Animal::tick).unwrap();
+    assert_eq!((listed(&rt, "Cat"), rt.count::<Cat>().unwrap()), (7, 7), "and the store works after it");
+}
+
+/// Freed slots go back to BitmapAlloc at the next `parallel_do` (their memory stays valid
+/// until then, as with the other allocators' deferred frees), and are reused.
+#[test]
+fn bitmap_alloc_gives_freed_slots_back_at_the_next_do_all() {
+    let rt = cpu_runtime_on::<Zoo>(BITMAP, 64 << 10);
+    let slots = bitmap_heap(&rt).slots();
+    assert!(slots > 100, "{slots} slots");
+    // Fill every slot.
+    rt.parallel_new(Cat::born, slots).unwrap();
+    assert_eq!(rt.count::<Cat>().unwrap(), slots);
+    // Half free themselves: their slots are not free yet, so a constructor finds no room.
+    rt.parallel_do(Cat::leave_if_odd).unwrap();
+    let err = rt.parallel_new(Cat::born, 1).unwrap_err();
+    assert!(matches!(err, Error::Malloc { .. }) && err.to_string().contains("out of memory"), "{err}");
+    let left = rt.count::<Cat>().unwrap();
+    assert_eq!(left, slots.div_ceil(2));
+    // The next do-all gives them back first: every remaining cat has a kitten in them.
+    rt.parallel_do(Cat::have_kitten).unwrap();
+    assert_eq!(rt.count::<Cat>().unwrap(), 2 * left);
+    let cats = rt.collect::<Cat>().unwrap();
+    let kittens: Vec<&Cat> = cats.iter().filter(|c| c.base.id >= 100_000).collect();
+    assert_eq!(kittens.len() as u64, left);
+    assert!(kittens.iter().all(|c| c.base.ticks == 0 && c.lives == 8), "a kitten was visited");
+}
+
+/// `device_do` reads the class's list while nothing changed the class since its listing, and
+/// the live bitmap once something did (here objects made and freed outside a `parallel_do`, as
+/// a kernel would, with no listing since).
+#[test]
+fn bitmap_alloc_device_do_sees_objects_made_since_the_listing() {
+    let rt = cpu_runtime_on::<Zoo>(BITMAP, 1 << 20);
+    rt.parallel_new(Cat::born, 10).unwrap();
+    rt.parallel_do(Animal::tick).unwrap();
+    rt.sync().unwrap();
+    let cat = class_id(&rt, "Cat");
+    // SAFETY: the runtime's store, on the CPU backend (device memory is host memory), with no
+    // kernel running.
+    let store = unsafe { BitmapStore::from_ptr(bitmap_heap(&rt).ptr().addr() as usize as *mut BitmapHeader) };
+    let seen = |store: &BitmapStore| {
+        let mut ids = Vec::new();
+        store.for_each_live(cat, |raw| ids.push(raw.0));
+        ids.sort();
+        ids
+    };
+    let listed_cats = seen(&store);
+    assert_eq!(listed_cats.len(), 10);
+    assert_eq!(store.changed(cat, store.parity()).load(), 0, "unchanged since the listing: the list");
+    let kitten = Cat { base: Animal { id: 77, ticks: 0, cats_seen: 0 }, lives: 1 };
+    let made = store.make_new(&kitten).expect("room for a kitten");
+    assert_ne!(store.changed(cat, store.parity()).load(), 0);
+    let now = seen(&store);
+    assert_eq!(now.len(), 11, "the live bitmap");
+    assert!(now.contains(&made.0));
+    store.free(made);
+    assert_eq!(seen(&store), listed_cats);
+    // The next listing gives the kitten's slot back and lists the cats again.
+    rt.parallel_do(Animal::tick).unwrap();
+    rt.sync().unwrap();
+    assert_eq!(store.changed(cat, store.parity()).load(), 0);
+    assert_eq!(seen(&store), listed_cats);
+    assert_eq!(rt.count::<Cat>().unwrap(), 10);
+    // A second free of the same handle is a double free, reported.
+    store.free(made);
+    let err = rt.sync().unwrap_err();
+    assert!(err.to_string().contains("freed twice"), "{err}");
+}
+
+/// A model without the BitmapAlloc build cannot run on `bitmap` (no silent fallback to the
+/// pointer tables): the error names the build to add. The other allocators need the AOS build
+/// only.
+#[test]
+fn bitmap_alloc_needs_the_bitmap_alloc_build() {
+    let ptx = ModelPtx::with_aos(MODELS_PTX, MODELS_AOS_PTX);
+    let build = |store: StoreChoice| {
+        Runtime::<Zoo>::builder(ptx.clone())
+            .backend(Backend::Cpu)
+            .cpu_threads(2)
+            .store(store)
+            .quiet(true)
+            .build()
+    };
+    let err = build(BITMAP).err().expect("no BitmapAlloc build");
+    assert!(err.to_string().contains("PtxBuilder::bitmap_alloc()"), "{err}");
+    build(StoreChoice::Malloc(MallocKind::Atomic)).expect("the AOS build serves the others");
 }

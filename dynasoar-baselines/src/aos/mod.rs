@@ -21,6 +21,8 @@
 //! valid until the next `parallel_do` (so a do-all may still read a neighbour another thread
 //! freed), and no address can be in the allocated array twice.
 
+// Not in the BitmapAlloc PTX build, whose store has no tables to compact.
+#[cfg(any(not(target_arch = "nvptx64"), not(dynasoar_bitmap_alloc)))]
 pub mod kernels;
 
 use crate::malloc::{AnyMalloc, Region, RegionHeader};

@@ -1,8 +1,10 @@
 //! The comparison suite's host half: the general allocators' regions ([`MallocHeap`]), the AOS
-//! object store ([`AosHeap`], a [`HostStore`]), and the store a
-//! runtime keeps its objects in, by name ([`StoreChoice`], the apps' `--allocator NAME`).
+//! object store ([`AosHeap`], a [`HostStore`]), BitmapAlloc's store with one allocation bitmap
+//! per class ([`BitmapHeap`]), and the store a runtime keeps its objects in, by name
+//! ([`StoreChoice`], the apps' `--allocator NAME`).
 
 mod aos;
+mod bitmap_store;
 mod malloc;
 
 use std::fmt;
@@ -13,12 +15,15 @@ use dynasoar_host::{
 };
 
 pub use aos::{AosHeap, TableCapacity};
+pub use bitmap_store::BitmapHeap;
 pub use malloc::MallocHeap;
 
 use crate::malloc::MallocKind;
 
 /// Where a runtime keeps its objects: DynaSOAr's heap, or the AOS object store over one of
-/// the general-purpose allocators. Parsed from the names the apps' `--allocator` takes.
+/// the general-purpose allocators (on BitmapAlloc, `bitmap`, its own store with one allocation
+/// bitmap per class, as the paper built it). Parsed from the names the apps' `--allocator`
+/// takes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum StoreChoice {
     /// DynaSOAr's SOA heap (the default).
@@ -43,7 +48,8 @@ impl StoreChoice {
     }
 
     /// This store with the AOS store's tables sized as `capacity` says (default: as many of
-    /// each class's objects as the heap holds). DynaSOAr's heap has no tables: unchanged.
+    /// each class's objects as the heap holds). DynaSOAr's heap and BitmapAlloc's store have no
+    /// tables: unchanged.
     pub fn with_tables(self, capacity: TableCapacity) -> Store {
         Store { choice: self, tables: Some(capacity) }
     }
@@ -91,6 +97,17 @@ impl StoreFactory for Store {
     fn ptx<'a>(&self, ptx: &'a ModelPtx) -> Result<&'a str> {
         match self.choice {
             StoreChoice::Dynasoar => DynasoarStore.ptx(ptx),
+            // No fallback to the AOS build (pointer tables over BitmapAlloc): a run named
+            // `bitmap` is always the paper's BitmapAlloc, with its per-class bitmaps.
+            StoreChoice::Malloc(MallocKind::Bitmap) => ptx.bitmap_alloc().ok_or_else(|| {
+                Error::InvalidArgument(
+                    "store `bitmap` needs the model's BitmapAlloc PTX: BitmapAlloc keeps one \
+                     allocation bitmap per class, compiled into a build of its own: build the model \
+                     with `PtxBuilder::bitmap_alloc()` in build.rs as well and pass \
+                     `ModelPtx::with_bitmap_alloc`"
+                        .to_string(),
+                )
+            }),
             StoreChoice::Malloc(kind) => ptx.aos().ok_or_else(|| {
                 Error::InvalidArgument(format!(
                     "store `{kind}` needs the model's AOS PTX: the allocator keeps objects in AOS \
@@ -108,6 +125,9 @@ impl StoreFactory for Store {
     fn create(&self, exec: &Executor, spec: StoreSpec<'_>) -> Result<Box<dyn HostStore>> {
         match self.choice {
             StoreChoice::Dynasoar => DynasoarStore.create(exec, spec),
+            StoreChoice::Malloc(MallocKind::Bitmap) => {
+                Ok(Box::new(BitmapHeap::new(exec, spec.heap_bytes, spec.classes)?))
+            }
             StoreChoice::Malloc(kind) => {
                 let capacity = self.tables.unwrap_or(TableCapacity::ForBytes(spec.heap_bytes));
                 if let TableCapacity::Objects(0) = capacity {

@@ -32,8 +32,11 @@ pub const MODELS_PTX: &str = dynasoar::include_ptx!("models");
 /// The models' AOS build, for general-purpose allocators.
 pub const MODELS_AOS_PTX: &str = dynasoar::include_ptx!("models-aos");
 
-/// Both builds, for runtimes on any object store.
-pub const MODELS: ModelPtx = ModelPtx::with_aos(MODELS_PTX, MODELS_AOS_PTX);
+/// The models' BitmapAlloc build, for BitmapAlloc with one allocation bitmap per class.
+pub const MODELS_BITMAP_PTX: &str = dynasoar::include_ptx!("models-bitmap");
+
+/// All three builds, for runtimes on any object store.
+pub const MODELS: ModelPtx = ModelPtx::with_bitmap_alloc(MODELS_PTX, MODELS_AOS_PTX, MODELS_BITMAP_PTX);
 
 /// Options every app takes.
 #[derive(Clone, Debug, clap::Args)]
