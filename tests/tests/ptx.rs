@@ -4,10 +4,12 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use dynasoar_examples::{MODELS_AOS_PTX, MODELS_PTX};
+use dynasoar_examples::{MODELS_AOS_PTX, MODELS_BITMAP_PTX, MODELS_PTX};
 
-/// Both builds of the models: for DynaSOAr's heap, and for AOS stores.
-const BUILDS: [(&str, &str); 2] = [("models", MODELS_PTX), ("models-aos", MODELS_AOS_PTX)];
+/// The three builds of the models: for DynaSOAr's heap, for AOS stores, and for BitmapAlloc's
+/// store with one allocation bitmap per class (an AOS build too: relocatable, `-aos`).
+const BUILDS: [(&str, &str); 3] =
+    [("models", MODELS_PTX), ("models-aos", MODELS_AOS_PTX), ("models-bitmap-aos", MODELS_BITMAP_PTX)];
 
 #[test]
 fn ptx_has_the_expected_entry_points() {
@@ -30,6 +32,18 @@ fn ptx_has_the_expected_entry_points() {
     for entry in ["dynasoar_aos_mark", "dynasoar_malloc_storm", "dynasoar_malloc_init"] {
         assert!(MODELS_AOS_PTX.contains(&format!(".entry {entry}(")), "models-aos: missing entry {entry}");
     }
+    // Each of the suite's two object stores is in its own build only: the AOS build (which
+    // every other general allocator runs) has no BitmapAlloc store, the BitmapAlloc build no
+    // compaction of pointer tables.
+    for entry in ["dynasoar_bitmap_list", "dynasoar_malloc_init"] {
+        assert!(
+            MODELS_BITMAP_PTX.contains(&format!(".entry {entry}(")),
+            "models-bitmap-aos: missing {entry}"
+        );
+    }
+    assert!(!MODELS_AOS_PTX.contains("dynasoar_bitmap_list"), "models-aos: holds BitmapAlloc's store");
+    assert!(!MODELS_BITMAP_PTX.contains("dynasoar_aos_"), "models-bitmap-aos: holds the AOS compaction");
+    assert!(!MODELS_PTX.contains("dynasoar_bitmap_list"), "models: holds BitmapAlloc's store");
     let suite: Vec<&str> = MODELS_PTX
         .lines()
         .filter_map(|l| l.trim().strip_prefix(".visible .entry "))
@@ -57,6 +71,9 @@ fn each_build_makes_objects_in_its_own_store_only() {
     };
     let (soa, aos) = (constructor(MODELS_PTX), constructor(MODELS_AOS_PTX));
     assert!(!soa.contains("AnyMalloc6malloc") && aos.contains("AnyMalloc6malloc"));
+    // The BitmapAlloc build's constructor takes a slot of BitmapAlloc itself (no dispatcher).
+    let bitmap = constructor(MODELS_BITMAP_PTX);
+    assert!(!bitmap.contains("AnyMalloc6malloc") && !bitmap.contains("4Heap8allocate"));
     // DynaSOAr's `Heap::allocate` is kept out of line (its search inlined into it keeps the
     // kernels' register counts down), so the SOA constructor calls it; the AOS one never does.
     assert!(soa.contains("4Heap8allocate") && !aos.contains("4Heap8allocate"));

@@ -270,35 +270,50 @@ impl BitmapStore {
         }
     }
 
+    /// A free slot of BitmapAlloc for `bytes` bytes; out of memory raised and counted. Out of
+    /// line, as the AOS build's `AnyMalloc::malloc`: the search would add registers to every
+    /// kernel that may create an object.
+    #[inline(never)]
+    fn take_slot(&self, bytes: u32) -> Option<u64> {
+        let slot = self.bitmap_alloc().take_slot(bytes);
+        if slot.is_none() {
+            self.raise(errors::OUT_OF_MEMORY);
+            self.count_failure();
+        }
+        slot
+    }
+
+    /// Publish the object in `slot` as one of class `class`: set its bit in the class's
+    /// allocation bitmap, after its fields, and flag the class changed.
+    #[inline(never)]
+    fn publish(&self, class: u8, slot: u64) {
+        // Release: the object's fields before its bit, for `device_do` in this launch.
+        arch::fence();
+        match self.class_bitmap(class) {
+            Some(bitmap) => bitmap.set(slot),
+            // A concrete class always has a bitmap: the host's tables are corrupt.
+            None => self.raise(errors::TABLE_FULL),
+        }
+        self.mark_changed(class);
+    }
+
     /// Create an object of class `T` holding `value`: a slot from BitmapAlloc, its bit set in
     /// the class's allocation bitmap. `None` if the pool is full (raised for the host to report).
     #[inline]
     pub fn make_new<T: Concrete + ClassSpec>(&self, value: &T) -> Option<RawHandle> {
-        let Some(bitmap) = self.class_bitmap(T::TYPE_ID) else {
-            // A concrete class always has a bitmap: the host's tables are corrupt.
-            self.raise(errors::TABLE_FULL);
-            return None;
-        };
-        let Some(slot) = self.bitmap_alloc().take_slot((core::mem::size_of::<T>() as u32).max(1)) else {
-            self.raise(errors::OUT_OF_MEMORY);
-            self.count_failure();
-            return None;
-        };
+        let slot = self.take_slot((core::mem::size_of::<T>() as u32).max(1))?;
         let raw = self.handle(T::TYPE_ID, slot);
         // SAFETY: a fresh slot of at least `size_of::<T>()` bytes (the host sizes the slots for
         // the largest class), 16-byte aligned, owned by this thread.
         unsafe { T::store(raw, value) };
-        // Release: the object's fields before its bit, for `device_do` in this launch.
-        arch::fence();
-        bitmap.set(slot);
-        self.mark_changed(T::TYPE_ID);
+        self.publish(T::TYPE_ID, slot);
         Some(raw)
     }
 
     /// Free `raw`: clear its bit in its class's bitmap (a bit already clear, or an address
     /// that is no slot, is a double free) and defer its slot to the next listing, which gives
-    /// it back to BitmapAlloc: the memory stays valid until then.
-    #[inline]
+    /// it back to BitmapAlloc: the memory stays valid until then. Out of line, as `publish`.
+    #[inline(never)]
     pub fn free(&self, raw: RawHandle) {
         if raw.is_null() {
             self.raise(errors::NULL_HANDLE);
