@@ -56,7 +56,7 @@ for t in "$BUNDLE"/tests/*; do
   if "$t" --list 2>/dev/null | grep -q '^0 tests'; then rm "$t"; fi
 done
 
-# The PTX of each build, named after the build (two of them write dynasoar_models.s): the
+# The PTX of each build, named after the build (three of them write dynasoar_models.s): the
 # sanitizer step (run.d/20-sanitizer.sh) looks in it for shared memory and block barriers.
 for ptx in target/dynasoar-ptx/*/nvptx64-nvidia-cuda/release/deps/*.s; do
   [[ -f $ptx ]] || { echo "gpu-bundle: the build left no PTX in target/dynasoar-ptx" >&2; exit 1; }
@@ -72,7 +72,8 @@ if [[ -x $PTXAS ]]; then
   echo "== assembling cubins for sm_90" >&2
   for ptx in target/dynasoar-ptx/*/nvptx64-nvidia-cuda/release/deps/*.s; do
     digest=$(python3 scripts/ptx_digest.py "$ptx")
-    # The runtime compiles the AOS build as relocatable code and the others as one program
+    # The runtime compiles the AOS builds (`-aos`, BitmapAlloc's too) as relocatable code and
+    # the others as one program
     # (host backend/cuda_link.rs says why); the cubins match, the runtime tells them apart.
     reloc=(); [[ $ptx == *-aos/* ]] && reloc=(-c)
     "$PTXAS" "${reloc[@]}" -arch=sm_90 -O3 "$ptx" -o "$BUNDLE/cubin/$digest.sm_90.cubin" &
@@ -82,7 +83,7 @@ else
   echo "== no ptxas at $PTXAS (scripts/install-ptxas.sh): the device will JIT the PTX" >&2
 fi
 cp -r "$DATA" "$BUNDLE/data"
-# Every binary embeds the models' PTX (two builds, ~8 MB of text): gzip's 32 KiB window cannot
+# Every binary embeds the models' PTX (three builds, ~12 MB of text): gzip's 32 KiB window cannot
 # see that the binaries repeat it (94 MB), xz with a dictionary larger than one binary can
 # (about 7 MB), far below the 64 MiB a device call may carry. run.sh unpacks it there.
 echo "== packing (xz, a few minutes)" >&2
