@@ -55,7 +55,7 @@ fn non_empty_words(bitmap: &Bitmap<'_>, word: u64, load: impl Fn(&Atomic64) -> u
 /// changed since the last listing, carry the other classes' lists over to this parity, and give
 /// the slots freed since back to BitmapAlloc.
 ///
-/// One warp per level-1 container of a bitmap (4,096 slots), striding: [`non_empty_words`]
+/// One warp per level-1 container of a bitmap (4,096 slots), striding: `non_empty_words`
 /// says which of its 64 level-0 words to read; lane `l` reads words `l` and `l + 32` of them
 /// (on the CPU backend one thread reads all), and the warp reserves room in the class's list
 /// for the slots of all its words with one atomic, each lane then writing its own slots' indices
