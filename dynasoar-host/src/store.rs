@@ -143,6 +143,19 @@ pub trait HostStore: Send + Sync + Any {
         let _ = state;
     }
 
+    /// Run listings (real launches) that bring the listing state from what it is to `state`,
+    /// for a replay of a step captured in `state` after steps run directly left it elsewhere.
+    /// By default each bit is a class's parity (the heap's state): the classes of `classes`
+    /// whose bits differ are listed once, which flips them. A store with another state
+    /// overrides this.
+    fn list_into_state(&self, exec: &Executor, classes: &[ClassInfo], state: u64) -> Result<()> {
+        let differ = self.listing_state() ^ state;
+        for class in classes.iter().filter(|c| differ & (1 << c.type_id) != 0) {
+            self.list(exec, class.type_id)?;
+        }
+        Ok(())
+    }
+
     /// At most how many objects of `class` the last listing (of `parity`) holds.
     fn listed_objects(&self, exec: &Executor, class: &ClassInfo, parity: u32) -> Result<usize>;
 

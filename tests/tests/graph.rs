@@ -33,7 +33,7 @@ fn apps_match_their_baselines(backend: Backend) {
     let cfg = ocean(40);
     let soa = wator::run(Implementation::Soa, options(backend, false), &cfg, &mut recorder, false).unwrap();
     assert!(soa.populations.last().is_some_and(|p| p.fish > 0 && p.sharks > 0), "a living ocean");
-    for store in [StoreChoice::Dynasoar, "atomic".parse().unwrap()] {
+    for store in [StoreChoice::Dynasoar, "atomic".parse().unwrap(), "bitmap".parse().unwrap()] {
         let opts = RunOptions { store, ..options(backend, true) };
         let dsl = wator::run(Implementation::Dynasoar, opts, &cfg, &mut recorder, false).unwrap();
         assert_eq!(dsl.fingerprint(), soa.fingerprint(), "Wa-Tor replayed on {store} on {backend:?}");
@@ -64,11 +64,18 @@ fn apps_match_their_baselines(backend: Backend) {
 }
 
 /// Replays and direct steps in a mixed order give the ocean that direct steps alone give,
-/// checked after every step of the sequence.
+/// checked after every step of the sequence, on DynaSOAr's heap (a parity per class) and on
+/// BitmapAlloc's store (one parity for all its lists).
 fn replays_and_direct_steps_mix(backend: Backend) {
+    for store in [StoreChoice::Dynasoar, "bitmap".parse().unwrap()] {
+        replays_and_direct_steps_mix_on(backend, store);
+    }
+}
+
+fn replays_and_direct_steps_mix_on(backend: Backend, store: StoreChoice) {
     let cfg = ocean(0);
-    let (replayed, _) = DslSim::new(options(backend, true), &cfg).unwrap();
-    let (direct, _) = DslSim::new(options(backend, false), &cfg).unwrap();
+    let (replayed, _) = DslSim::new(RunOptions { store, ..options(backend, true) }, &cfg).unwrap();
+    let (direct, _) = DslSim::new(RunOptions { store, ..options(backend, false) }, &cfg).unwrap();
     // Replays (true) and direct steps (false): odd runs of each, so that replays start from
     // both parities of the listings.
     let order = [true, false, true, true, false, false, false, true, false, true, true, true];
@@ -79,7 +86,7 @@ fn replays_and_direct_steps_mix(backend: Backend) {
             replayed.step_directly().unwrap()
         }
         direct.step().unwrap();
-        assert!(cells(&replayed) == cells(&direct), "step {i} ({backend:?}): the oceans differ");
+        assert!(cells(&replayed) == cells(&direct), "step {i} ({backend:?}, {store}): the oceans differ");
     }
     // Consecutive replays queue nothing but the graph (one write on the executor's count): each
     // starts from the listing state the one before left, whichever parity that is. (The first
@@ -90,10 +97,17 @@ fn replays_and_direct_steps_mix(backend: Backend) {
     for i in 0..3 {
         let before = exec.device_writes();
         replayed.step().unwrap();
-        assert_eq!(exec.device_writes(), before + 1, "replay {i} ({backend:?}) queued more than its graph");
+        assert_eq!(
+            exec.device_writes(),
+            before + 1,
+            "replay {i} ({backend:?}, {store}) queued more than its graph"
+        );
         direct.step().unwrap();
     }
-    assert!(cells(&replayed) == cells(&direct), "{backend:?}: the oceans differ after consecutive replays");
+    assert!(
+        cells(&replayed) == cells(&direct),
+        "{backend:?}, {store}: the oceans differ after consecutive replays"
+    );
 }
 
 /// A read inside a capture fails with `NotCapturable`, and the runtime goes on as if the

@@ -4,8 +4,9 @@
 //! other; everything freed must be reusable; running out of memory must be reported, not hang.
 
 use dynasoar::baselines::host::MallocHeap;
+use dynasoar::baselines::malloc::bitmap::SlotPool;
 use dynasoar::baselines::malloc::kernels::{MALLOC_STORM, MallocStormParams, storm_step};
-use dynasoar::baselines::malloc::{FreeSupport, MallocKind, check::check_allocations};
+use dynasoar::baselines::malloc::{FreeSupport, HEADER_BYTES, MallocKind, check::check_allocations};
 use dynasoar::host::{Backend, BackendKind, Error, Executor, ExecutorOptions, Grid, ModuleCompile};
 use dynasoar_examples::MODELS_AOS_PTX;
 use dynasoar_tests::gpu_executor_on;
@@ -137,7 +138,16 @@ fn out_of_memory(exec: &Executor, kind: MallocKind, threads: u32) {
     let (checked, failed) = storm_round(exec, &heap, shape, 1, true);
     assert!(failed > 0, "{kind}: {checked} allocations from a pool of a quarter of the demand");
     match heap.take_errors(exec, &["storm"]).unwrap_err() {
-        Error::Malloc { what, .. } => assert!(what.contains("out of memory"), "{kind}: {what}"),
+        Error::Malloc { what, .. } => {
+            assert!(what.contains("out of memory"), "{kind}: {what}");
+            if kind == MallocKind::Bitmap {
+                // BitmapAlloc counts its free slots: the round freed everything it got.
+                let pool = SlotPool::plan(bytes - HEADER_BYTES, 0);
+                let all =
+                    format!("; {0} of its {0} slots of {1} bytes were free", pool.slots, pool.slot_bytes);
+                assert!(pool.slots > 0 && what.contains(&all), "{kind}: {what} (expected `{all}`)");
+            }
+        }
         e => panic!("{kind}: expected an allocator error, got {e}"),
     }
     if kind.caps().free == FreeSupport::Reuses {

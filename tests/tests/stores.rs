@@ -434,6 +434,45 @@ fn bitmap_alloc_device_do_sees_objects_made_since_the_listing() {
     assert!(err.to_string().contains("freed twice"), "{err}");
 }
 
+/// `device_reduce`'s lanes on the GPU each walk their part (`for_each_object_part`, the
+/// store's own: only its entries of the list); the CPU backend folds all parts in one walk
+/// (`for_each_object_parted`). Both give every part the same objects in the same order, from
+/// the list and from the live bitmap.
+#[test]
+fn bitmap_alloc_parts_agree_with_the_parted_walk() {
+    use dynasoar::engine::ObjectStore;
+    let rt = cpu_runtime_on::<Zoo>(BITMAP, 1 << 20);
+    rt.parallel_new(Cat::born, 37).unwrap();
+    rt.parallel_do(Animal::tick).unwrap();
+    rt.sync().unwrap();
+    let cat = class_id(&rt, "Cat");
+    // SAFETY: as in `bitmap_alloc_device_do_sees_objects_made_since_the_listing`.
+    let store = unsafe { BitmapStore::from_ptr(bitmap_heap(&rt).ptr().addr() as usize as *mut BitmapHeader) };
+    let check = |store: &BitmapStore, what: &str| {
+        for parts in [1u32, 2, 8, 32] {
+            let mut parted = vec![Vec::new(); parts as usize];
+            store.for_each_object_parted(cat, parts, |part, raw| parted[part as usize].push(raw.0));
+            assert_eq!(parted.iter().map(Vec::len).sum::<usize>(), store_count(store, cat), "{what}");
+            for part in 0..parts {
+                let mut own = Vec::new();
+                store.for_each_object_part(cat, parts, part, |raw| own.push(raw.0));
+                assert_eq!(own, parted[part as usize], "{what}: part {part} of {parts}");
+            }
+        }
+    };
+    check(&store, "from the list");
+    let kitten = Cat { base: Animal { id: 77, ticks: 0, cats_seen: 0 }, lives: 1 };
+    store.make_new(&kitten).expect("room for a kitten");
+    assert_ne!(store.changed(cat, store.parity()).load(), 0);
+    check(&store, "from the live bitmap");
+}
+
+fn store_count(store: &BitmapStore, class: u8) -> usize {
+    let mut n = 0;
+    store.for_each_live(class, |_| n += 1);
+    n
+}
+
 /// A model without the BitmapAlloc build cannot run on `bitmap` (no silent fallback to the
 /// pointer tables): the error names the build to add. The other allocators need the AOS build
 /// only.

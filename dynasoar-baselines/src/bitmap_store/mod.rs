@@ -355,6 +355,35 @@ impl BitmapStore {
         }
     }
 
+    /// [`for_each_live`](Self::for_each_live)'s objects in part `part` of `parts` (a power of
+    /// two), the `i`-th visited in part `i % parts`: from the list, this lane reads only its
+    /// own entries (`device_reduce`'s lanes split the loop instead of each walking the whole
+    /// list); from the live bitmap, every set bit is counted.
+    #[inline]
+    pub fn for_each_live_part(&self, class: u8, parts: u32, part: u32, mut f: impl FnMut(RawHandle)) {
+        let parity = self.parity();
+        let mask = parts.max(1) - 1;
+        if self.changed(class, parity).load() != 0 {
+            let mut i = 0u32;
+            self.for_each_in_bitmap(class, |raw| {
+                if i & mask == part {
+                    f(raw);
+                }
+                i = i.wrapping_add(1);
+            });
+            return;
+        }
+        let n = (self.counts(class, parity).load() as u64).min(self.geometry().bits);
+        let list = self.list(class);
+        let mut i = (part & mask) as u64;
+        while i < n {
+            // SAFETY: as in `for_each_live`.
+            let slot = unsafe { list.add(i as usize).read() };
+            f(self.handle(class, slot as u64));
+            i += mask as u64 + 1;
+        }
+    }
+
     /// Call `f` on every object whose bit is set in class `class`'s live bitmap, walking it from
     /// the top level down and skipping empty containers at every level (live bits: objects that
     /// this launch creates or frees may be seen either way).
@@ -484,5 +513,10 @@ unsafe impl ObjectStore for BitmapStore {
     #[inline(always)]
     fn for_each_listed(&self, listing: Listing, f: impl FnMut(RawHandle)) {
         BitmapStore::for_each_listed(self, listing.class, listing.lanes, f);
+    }
+
+    #[inline(always)]
+    fn for_each_object_part(&self, class: u8, parts: u32, part: u32, f: impl FnMut(RawHandle)) {
+        self.for_each_live_part(class, parts, part, f);
     }
 }

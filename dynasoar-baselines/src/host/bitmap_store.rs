@@ -284,6 +284,22 @@ impl HostStore for BitmapHeap {
         Ok(0)
     }
 
+    fn listing_state(&self) -> u64 {
+        // The parity of the last listing: the next listing writes the other one into the
+        // header and flags the classes changed under it, so a captured step replays only in
+        // the state it was captured in.
+        *self.parity.lock().unwrap() as u64
+    }
+
+    fn set_listing_state(&self, state: u64) {
+        *self.parity.lock().unwrap() = (state & 1) as u32;
+    }
+
+    fn list_into_state(&self, exec: &Executor, _classes: &[ClassInfo], state: u64) -> Result<()> {
+        // One listing of every class flips the one parity.
+        if self.listing_state() != state & 1 { self.list_classes(exec) } else { Ok(()) }
+    }
+
     fn listed_objects(&self, exec: &Executor, class: &ClassInfo, _parity: u32) -> Result<usize> {
         let header = self.header(exec)?;
         Ok(header.classes[class.type_id as usize].counts[(header.parity & 1) as usize] as usize)

@@ -1,6 +1,7 @@
 //! Host side of the general-purpose device allocators ([`crate::malloc`]): a region
 //! of device memory holding one of them, created, initialised and checked from here.
 
+use crate::malloc::bitmap::SlotPool;
 use crate::malloc::kernels::{MALLOC_INIT, MallocInitParams};
 use crate::malloc::{HEADER_BYTES, MallocKind, RegionHeader, RegionHeaderWords, errors};
 use dynasoar_device::DevPtr;
@@ -113,11 +114,32 @@ impl MallocHeap {
         }
         let cleared = RegionHeaderWords { errors: 0, failed_mallocs: 0, ..header };
         exec.write_bytes(&self.buffer, 0, header_bytes(&cleared))?;
-        Err(Error::Malloc {
-            allocator: self.kind.name(),
-            kernels: KernelNames(kernels.to_vec()),
-            what: describe_errors(self.kind, header.errors, header.failed_mallocs, self.pool_bytes),
-        })
+        let mut what = describe_errors(self.kind, header.errors, header.failed_mallocs, self.pool_bytes);
+        if header.errors & errors::OUT_OF_MEMORY != 0
+            && let Some((free, pool)) = self.free_slots(exec, header.param)?
+        {
+            // Whether the pool was full or the searches missed free slots.
+            what.push_str(&format!(
+                "; {free} of its {} slots of {} bytes were free afterwards",
+                pool.slots, pool.slot_bytes
+            ));
+        }
+        Err(Error::Malloc { allocator: self.kind.name(), kernels: KernelNames(kernels.to_vec()), what })
+    }
+
+    /// BitmapAlloc's free slots now, counted from its free-slot bitmap, with its pool's plan
+    /// (`None` for other allocators).
+    fn free_slots(&self, exec: &Executor, param: u64) -> Result<Option<(u64, SlotPool)>> {
+        if self.kind != MallocKind::Bitmap {
+            return Ok(None);
+        }
+        let pool = SlotPool::plan(self.pool_bytes.saturating_sub(HEADER_BYTES), param);
+        if pool.free_words == 0 {
+            return Ok(Some((0, pool)));
+        }
+        let first = ((HEADER_BYTES + pool.free_offset) / 8) as usize;
+        let words = exec.read(&self.buffer, first, pool.free_words as usize)?;
+        Ok(Some((words.iter().map(|w| w.count_ones() as u64).sum(), pool)))
     }
 }
 

@@ -119,12 +119,9 @@ impl<A: AllocatorSpec> Runtime<A> {
             Some(c) => c,
             None => {
                 // Steps run directly left the listings in a state no recording starts from:
-                // list the classes that differ once (real launches, which flip them).
+                // list what differs once (real launches, which flip it).
                 let first = &graph.recordings[0];
-                let differ = now ^ first.from;
-                for class in A::CLASSES.iter().filter(|c| differ & (1 << c.type_id) != 0) {
-                    self.store.list(&self.exec, class.type_id)?;
-                }
+                self.store.list_into_state(&self.exec, A::CLASSES, first.from)?;
                 first
             }
         };
