@@ -467,6 +467,40 @@ fn bitmap_alloc_parts_agree_with_the_parted_walk() {
     check(&store, "from the live bitmap");
 }
 
+/// The same for the AOS store of every general allocator: a lane's part is the list positions
+/// `i % parts == part`, on the GPU (`for_each_object_part`) and on the CPU
+/// (`for_each_object_parted`), holes of objects being created skipped by both.
+#[test]
+fn aos_store_parts_agree_with_the_parted_walk() {
+    use dynasoar::baselines::aos::{AosHeader, AosStore};
+    use dynasoar::baselines::host::AosHeap;
+    use dynasoar::engine::ObjectStore;
+    let rt = cpu_runtime_on::<Zoo>(StoreChoice::Malloc(MallocKind::Atomic), 1 << 20);
+    rt.parallel_new(Cat::born, 37).unwrap();
+    rt.parallel_do(Animal::tick).unwrap();
+    rt.sync().unwrap();
+    let cat = class_id(&rt, "Cat");
+    let heap = rt.object_store().as_any().downcast_ref::<AosHeap>().expect("the AOS store");
+    // SAFETY: the runtime's store, on the CPU backend (device memory is host memory), with no
+    // kernel running.
+    let store = unsafe { AosStore::from_ptr(heap.ptr().addr() as usize as *mut AosHeader) };
+    let mut all = Vec::new();
+    store.for_each_live(cat, |raw| all.push(raw.0));
+    assert_eq!(all.len(), 37);
+    for parts in [1u32, 2, 8, 32] {
+        let mut parted = vec![Vec::new(); parts as usize];
+        store.for_each_object_parted(cat, parts, |part, raw| parted[part as usize].push(raw.0));
+        for part in 0..parts {
+            let mut own = Vec::new();
+            store.for_each_object_part(cat, parts, part, |raw| own.push(raw.0));
+            assert_eq!(own, parted[part as usize], "part {part} of {parts}");
+            let expected: Vec<u64> =
+                all.iter().skip(part as usize).step_by(parts as usize).copied().collect();
+            assert_eq!(own, expected, "part {part} of {parts}: every {parts}-th object");
+        }
+    }
+}
+
 fn store_count(store: &BitmapStore, class: u8) -> usize {
     let mut n = 0;
     store.for_each_live(class, |_| n += 1);

@@ -305,6 +305,49 @@ impl AosStore {
         }
     }
 
+    /// [`for_each_live`](Self::for_each_live)'s objects at the list positions `i` with
+    /// `i % parts == part` (`parts` a power of two): a `device_reduce` lane reads only its own
+    /// entries instead of walking the whole list.
+    #[inline]
+    pub fn for_each_live_part(&self, class: u8, parts: u32, part: u32, mut f: impl FnMut(RawHandle)) {
+        let table = self.class(class);
+        let list = table.current().load();
+        let n = table.used(table.counts(list));
+        let mask = parts.max(1) as u64 - 1;
+        let mut i = part as u64 & mask;
+        while i < n {
+            // SAFETY: as in `for_each_live`.
+            let entry = unsafe { Atomic64::from_ptr(table.list_entry(list, i)) }.load();
+            if entry != 0 {
+                // Acquire: pairs with the release in `make_new`.
+                arch::fence();
+                f(RawHandle(entry));
+            }
+            i += mask + 1;
+        }
+    }
+
+    /// Every object of [`for_each_live`](Self::for_each_live) with its part of `parts` as
+    /// [`for_each_live_part`](Self::for_each_live_part) assigns it (its list position modulo
+    /// `parts`): the CPU backend's `device_reduce`, which folds all parts in one thread.
+    #[inline]
+    pub fn for_each_live_parted(&self, class: u8, parts: u32, mut f: impl FnMut(u32, RawHandle)) {
+        let table = self.class(class);
+        let list = table.current().load();
+        let n = table.used(table.counts(list));
+        let mask = parts.max(1) - 1;
+        let mut i = 0;
+        while i < n {
+            // SAFETY: as in `for_each_live`.
+            let entry = unsafe { Atomic64::from_ptr(table.list_entry(list, i)) }.load();
+            if entry != 0 {
+                arch::fence();
+                f(i as u32 & mask, RawHandle(entry));
+            }
+            i += 1;
+        }
+    }
+
     /// The do-all's share of this thread: every `stride`-th object of the ones the last
     /// compaction listed for `class`, from `first`. Runs of `lanes` consecutive threads (a
     /// power of two up to a warp; 1 but for methods with lanes) share each object.
@@ -434,5 +477,15 @@ unsafe impl ObjectStore for AosStore {
     #[inline(always)]
     fn for_each_listed(&self, listing: Listing, f: impl FnMut(RawHandle)) {
         AosStore::for_each_listed(self, listing.class, listing.lanes, f);
+    }
+
+    #[inline(always)]
+    fn for_each_object_part(&self, class: u8, parts: u32, part: u32, f: impl FnMut(RawHandle)) {
+        self.for_each_live_part(class, parts, part, f);
+    }
+
+    #[inline(always)]
+    fn for_each_object_parted(&self, class: u8, parts: u32, f: impl FnMut(u32, RawHandle)) {
+        self.for_each_live_parted(class, parts, f);
     }
 }
