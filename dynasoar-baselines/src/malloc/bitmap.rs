@@ -12,8 +12,8 @@
 //!   rotation is scaled to the bits a container has: with the plain rotation, a pool whose top
 //!   container holds 16 bits started three quarters of all searches in its first sixteenth,
 //!   and Sugarscape's, structure's and traffic's constructors (every thread of a 520k-640k
-//!   thread grid creating one object) had creations fail on the GPU with four fifths of the
-//!   slots free;
+//!   thread grid creating one object) had creations fail on the GPU while a fifth to a half of
+//!   the slots were taken;
 //! - `free` sets the slot's bit again. The level-0 `fetch_or` returns the container's previous
 //!   value: a bit that was already set is a double free ([`errors::INVALID_FREE`]), and a
 //!   container that was empty makes this thread, and only this one, mark it non-empty in the
