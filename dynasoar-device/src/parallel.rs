@@ -256,9 +256,19 @@ where
 {
     // SAFETY: the host launches this on its store of `T::Alloc`.
     let dev = unsafe { Device::<T::Alloc>::from_store(p.store) }.for_launch(tag);
-    let stride = arch::global_thread_count() as u64;
-    let mut i = arch::global_thread_id() as u64;
-    while i < p.count {
+    // The CPU backend: each emulated thread creates a contiguous share of the objects, in
+    // order, so that objects made from consecutive indices lie next to each other in the heap
+    // (a worker fills its blocks in the order it allocates), as a plain loop would place them.
+    #[cfg(not(target_arch = "nvptx64"))]
+    let (stride, mut i, count) = {
+        let (id, threads) = (arch::global_thread_id() as u128, arch::global_thread_count() as u128);
+        let share = |thread: u128| (thread * p.count as u128 / threads) as u64;
+        (1, share(id), share(id + 1))
+    };
+    #[cfg(target_arch = "nvptx64")]
+    let (stride, mut i, count) =
+        (arch::global_thread_count() as u64, arch::global_thread_id() as u64, p.count);
+    while i < count {
         let value = make(&dev, p.first + i, p.arg);
         // An allocation failure is raised in the store and reported by the host.
         let _ = dev.make_new_registered(value);

@@ -160,32 +160,102 @@ pub fn heap_enumerate(p: EnumerateParams) {
     let snapshots = heap.enum_snapshots(class);
     // 32-bit: a heap has fewer than 2^31 blocks (`MAX_BLOCKS`).
     let blocks = geometry.bits as u32;
-    let stride = arch::global_thread_count() as u32;
-    let mut index = arch::global_thread_id() as u32;
-    while index < blocks {
-        // The level-0 container only: the 32 threads of a warp share it (one load), so testing
-        // the level above first saved no traffic and added a dependent round trip.
-        let listed = quiet_load(allocated.container(0, (index / 64) as u64)) & (1 << (index % 64)) != 0;
-        // The block's bitmaps are loaded before the warp's atomic, so the round trips overlap.
-        // Its objects: allocated slots, less those reserved for a run and not handed out yet.
-        let alloc = if listed {
-            let block = heap.block(index as u64);
-            quiet_load(&block.alloc) & quiet_load(&block.handed)
-        } else {
-            0
-        };
-        let group = WarpGroup::current();
-        let at = group.fetch_add_flagged_u32(&counters[parity], listed);
-        if listed {
-            // SAFETY: at most `num_blocks` blocks are allocated to a class and the list and the
-            // snapshots have room for `num_blocks` entries; each entry is written by one thread.
-            unsafe {
-                list.add(at as usize).write(index);
-                snapshots.add(at as usize).write(alloc & valid);
+    #[cfg(not(target_arch = "nvptx64"))]
+    list_share_on_host(&heap, class, blocks, &counters[parity], valid, list, snapshots);
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let stride = arch::global_thread_count() as u32;
+        let mut index = arch::global_thread_id() as u32;
+        while index < blocks {
+            // The level-0 container only: the 32 threads of a warp share it (one load), so testing
+            // the level above first saved no traffic and added a dependent round trip.
+            let listed = quiet_load(allocated.container(0, (index / 64) as u64)) & (1 << (index % 64)) != 0;
+            // The block's bitmaps are loaded before the warp's atomic, so the round trips overlap.
+            // Its objects: allocated slots, less those reserved for a run and not handed out yet.
+            let alloc = if listed {
+                let block = heap.block(index as u64);
+                quiet_load(&block.alloc) & quiet_load(&block.handed)
+            } else {
+                0
+            };
+            let group = WarpGroup::current();
+            let at = group.fetch_add_flagged_u32(&counters[parity], listed);
+            if listed {
+                // SAFETY: at most `num_blocks` blocks are allocated to a class and the list and the
+                // snapshots have room for `num_blocks` entries; each entry is written by one thread.
+                unsafe {
+                    list.add(at as usize).write(index);
+                    snapshots.add(at as usize).write(alloc & valid);
+                }
             }
+            index += stride;
         }
-        index += stride;
     }
+}
+
+/// [`heap_enumerate`] on the CPU backend: an emulated thread lists a contiguous share of the
+/// heap's blocks (thread `i` of `T`, the blocks from `i * M / T` up to the next thread's) with
+/// one atomic for all of them, so that the list holds each share's blocks in heap order (in a
+/// pool of one worker, the whole list), and a do-all, which gives each thread a contiguous
+/// share of the list, walks the heap as a plain loop walks an array. The GPU's form, where
+/// thread `i` lists blocks `i`, `i + T`, ... and the warps append in turn, listed the blocks of
+/// a one-worker run in the order 0, T, 2T, ..., 1, T + 1, ...: every block a do-all visited
+/// was far from the one before.
+#[cfg(not(target_arch = "nvptx64"))]
+#[inline(always)]
+fn list_share_on_host(
+    heap: &Heap<'_>,
+    class: u8,
+    blocks: u32,
+    counter: &crate::arch::atomic::Atomic32,
+    valid: u64,
+    list: *mut u32,
+    snapshots: *mut u64,
+) {
+    let allocated = heap.allocated(class);
+    let (id, threads) = (arch::global_thread_id() as u64, arch::global_thread_count() as u64);
+    let share = |thread: u64| (thread.min(threads) * blocks as u64 / threads) as u32;
+    let (lo, hi) = (share(id), share(id + 1));
+    if lo >= hi {
+        return;
+    }
+    // The allocated bits of the share, container by container: `f` gets the container's index
+    // and its bits that lie in the share.
+    let each_container = |f: &mut dyn FnMut(u32, u64)| {
+        let mut word = lo / 64;
+        while word * 64 < hi {
+            let (from, to) = (lo.max(word * 64) - word * 64, hi.min(word * 64 + 64) - word * 64);
+            let inside = (u64::MAX >> (64 - (to - from))) << from;
+            let bits = quiet_load(allocated.container(0, word as u64)) & inside;
+            if bits != 0 {
+                f(word, bits);
+            }
+            word += 1;
+        }
+    };
+    let mut count = 0u32;
+    each_container(&mut |_, bits| count += bits.count_ones());
+    if count == 0 {
+        return;
+    }
+    let mut at = counter.fetch_add(count) as usize;
+    each_container(&mut |word, mut bits| {
+        while bits != 0 {
+            let index = word * 64 + bits.trailing_zeros();
+            bits &= bits - 1;
+            let block = heap.block(index as u64);
+            let alloc = quiet_load(&block.alloc) & quiet_load(&block.handed);
+            // SAFETY: at most `num_blocks` blocks are allocated to a class and the list and the
+            // snapshots have room for `num_blocks` entries; this thread reserved entries
+            // `at..at + count` for its share's blocks (the bitmap does not change during the
+            // launch, so the second pass lists the blocks the first one counted).
+            unsafe {
+                list.add(at).write(index);
+                snapshots.add(at).write(alloc & valid);
+            }
+            at += 1;
+        }
+    });
 }
 
 /// The first kernel of the hierarchical enumeration of `class` (paper Alg. 5 for the levels
