@@ -220,8 +220,11 @@ impl BlockStore for Heap<'_> {
 /// warp do not retrace the same path and thousands of concurrent warps spread over the bitmaps
 /// (paper section 4.2).
 ///
-/// On the CPU backend: one fixed seed per worker thread (`sm_id`). A worker runs its emulated
-/// threads one after another, so its searches never race each other: with one seed they keep
+/// On the CPU backend: the block noted by `arch::place_hint` (the block the worker last
+/// allocated in, or whose objects its do-all loop visits), so that new objects go next to the
+/// objects that made them; without a hint, one fixed seed per worker thread (`sm_id`). A
+/// worker runs its emulated threads one after another, so its searches never race each other:
+/// with one seed they keep
 /// finding the same blocks until these fill, and a class's objects stay together in the heap,
 /// where a seed per emulated thread and clock scattered them (each object a do-all then visits
 /// is a cache miss away). Different workers start their searches at different rotations, so
@@ -237,7 +240,12 @@ fn warp_seed() -> u64 {
     }
     #[cfg(not(target_arch = "nvptx64"))]
     {
-        (arch::sm_id() as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1
+        match arch::place_hint() {
+            arch::NO_HINT => (arch::sm_id() as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1,
+            // The block's index as the seed: each level's rotation is the index's digit there,
+            // so the search looks near the block first (bit 63 only keeps the seed from 0).
+            block => block | 1 << 63,
+        }
     }
 }
 
@@ -453,6 +461,22 @@ fn search_or_open<C: ClassSpec, S: BlockStore, const LOSSES: u32>(
     let mut starved = 0u32;
     let mut losses = 0u32;
     let mut backoff = Backoff::new();
+    // The CPU backend: the block this worker last allocated in (or whose objects it visits,
+    // `arch::place_hint`), if it is an active block of `C`, before any search: most of a
+    // worker's allocations go there, and the search costs a load and a rotation per level.
+    // (Not in the loom models, which check the GPU's paths: their threads share the OS thread
+    // whose hint this is.)
+    #[cfg(not(any(target_arch = "nvptx64", loom)))]
+    {
+        let hint = arch::place_hint();
+        if hint < active.len()
+            && active.get(hint)
+            && let Some(r) = reserve_in::<C, S>(store, hint, wanted, 0)
+        {
+            changed();
+            return Some(Grant { block: store.block_addr(hint), slots: r.slots });
+        }
+    }
     loop {
         let found = if LOSSES > 0 && losses >= LOSSES {
             losses = 0;
@@ -484,6 +508,8 @@ fn search_or_open<C: ClassSpec, S: BlockStore, const LOSSES: u32>(
                     if free as i64 > 0 { initialize_free_block::<C, S>(store, wanted, *seed) } else { None };
                 match opened {
                     Some((index, slots)) => {
+                        #[cfg(not(any(target_arch = "nvptx64", loom)))]
+                        arch::set_place_hint(index);
                         changed();
                         return Some(Grant { block: store.block_addr(index), slots });
                     }
@@ -516,7 +542,16 @@ fn search_or_open<C: ClassSpec, S: BlockStore, const LOSSES: u32>(
                 }
             }
         };
-        if let Some(r) = reserve_in::<C, S>(store, index, wanted, *seed as u32) {
+        // The CPU backend fills a block from its lowest free slot, so that objects a worker
+        // creates one after another lie in slot order (a worker's allocations never race each
+        // other, so it has no use for the GPU's rotation of slots).
+        #[cfg(not(any(target_arch = "nvptx64", loom)))]
+        let slot_seed = 0;
+        #[cfg(any(target_arch = "nvptx64", loom))]
+        let slot_seed = *seed as u32;
+        if let Some(r) = reserve_in::<C, S>(store, index, wanted, slot_seed) {
+            #[cfg(not(any(target_arch = "nvptx64", loom)))]
+            arch::set_place_hint(index);
             changed();
             return Some(Grant { block: store.block_addr(index), slots: r.slots });
         }

@@ -26,6 +26,8 @@ struct Emulated {
     /// [`sm_id`]: the worker thread of the CPU backend ([`run_blocks`]), or the block index
     /// ([`with_launch_coords`]).
     sm: Cell<u32>,
+    /// [`place_hint`]: where this OS thread's allocations should look first.
+    place: Cell<u64>,
 }
 
 std::thread_local! {
@@ -36,6 +38,7 @@ std::thread_local! {
             block_dim: Cell::new(1),
             grid_dim: Cell::new(1),
             sm: Cell::new(0),
+            place: Cell::new(NO_HINT),
         }
     };
 }
@@ -103,6 +106,24 @@ pub fn run_blocks(
             }
         }
     });
+}
+
+/// [`place_hint`] when nothing was noted.
+pub const NO_HINT: u64 = u64::MAX;
+
+/// Where the allocator should look first for this OS thread's next allocation: a block index
+/// of the heap, or [`NO_HINT`]. The CPU backend's do-all loop notes the block whose objects
+/// it visits, and the allocator the block it last allocated in, so that a worker places new
+/// objects next to the objects that created them (see `allocator::warp_seed`).
+#[inline(always)]
+pub fn place_hint() -> u64 {
+    EMULATED.with(|e| e.place.get())
+}
+
+/// Note where this OS thread's next allocation should look first (see [`place_hint`]).
+#[inline(always)]
+pub fn set_place_hint(block: u64) {
+    EMULATED.with(|e| e.place.set(block));
 }
 
 #[inline(always)]

@@ -32,7 +32,7 @@ mod host;
 use host as imp;
 
 #[cfg(not(target_arch = "nvptx64"))]
-pub use host::{LaunchCoords, run_blocks, with_launch_coords};
+pub use host::{LaunchCoords, NO_HINT, place_hint, run_blocks, set_place_hint, with_launch_coords};
 #[cfg(target_arch = "nvptx64")]
 pub(crate) use nvptx::report_panic_and_trap;
 

@@ -276,6 +276,9 @@ pub(crate) fn for_each_listed_on_host(
         // `for_each_listed` (nothing changes the list during the launch).
         let (index, mut bits) = unsafe { (list.add(position).read(), snapshots.add(position).read()) };
         let addr = block_address(blocks_at, block_bytes, index);
+        // Objects the methods create go next to this block if there is room (see
+        // `allocator::warp_seed`).
+        arch::set_place_hint(index as u64);
         // A snapshot holds the slots of objects only (below N, no slots reserved for runs).
         while bits != 0 {
             let slot = bits.trailing_zeros();
