@@ -161,6 +161,15 @@ impl<A: AllocatorSpec> Device<A> {
         self
     }
 
+    /// On the CPU backend, where the rule is checked: this context, set by [`visiting`]
+    /// (Self::visiting), now runs on the object `this` (the do-all loop updates one context in
+    /// place rather than making one per object).
+    #[cfg(not(target_arch = "nvptx64"))]
+    #[inline(always)]
+    pub(crate) fn now_visiting(&mut self, this: crate::handle::RawHandle) {
+        self.rule.this = this.0;
+    }
+
     /// This context, recording the host's tag of this launch with the first error raised
     /// through it (see [`ObjectStore::for_launch`]).
     #[doc(hidden)]

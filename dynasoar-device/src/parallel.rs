@@ -238,13 +238,30 @@ pub fn run_parallel_do<T, Arg>(
     // method may free only its own object of it (checked on the CPU backend, see
     // `Device::visiting`).
     let threads = crate::reduce::threads_per_object(lanes);
-    dev.object_store().for_each_listed(
-        Listing { class, objects, parity: p.parity, lp, lanes: threads },
-        |raw| {
-            // SAFETY: a live object of a class that is-a `T` (see above).
-            method(unsafe { Obj::from_raw(raw) }, &dev.visiting(T::SUBTREE, raw), p.arg)
-        },
-    );
+    let listing = Listing { class, objects, parity: p.parity, lp, lanes: threads };
+    #[cfg(target_arch = "nvptx64")]
+    dev.object_store().for_each_listed(listing, |raw| {
+        // SAFETY: a live object of a class that is-a `T` (see above).
+        method(unsafe { Obj::from_raw(raw) }, &dev.visiting(T::SUBTREE, raw), p.arg)
+    });
+    // The CPU backend: one context for the whole loop, whose object it updates in place, and
+    // the method inlined into the loop (with the macro's closure, `inline(always)` on the
+    // host). Either alone left the instructions as they were; both took 31% off the Game of
+    // Life's and 33% off Wa-Tor's per step (1024 x 1024, cachegrind).
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        let store = *dev.object_store();
+        let mut dev = dev.visiting(T::SUBTREE, crate::handle::RawHandle::NULL);
+        store.for_each_listed(
+            listing,
+            #[inline(always)]
+            |raw| {
+                dev.now_visiting(raw);
+                // SAFETY: a live object of a class that is-a `T` (see above).
+                method(unsafe { Obj::from_raw(raw) }, &dev, p.arg)
+            },
+        );
+    }
 }
 
 /// Body of a `parallel_new` kernel: object `i` of `first..first + count` is `make(dev, i, arg)`.
