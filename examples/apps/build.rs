@@ -8,12 +8,16 @@ fn main() {
     // 247 -> 203 ms; the same cap made generation 16% slower and left the other apps within
     // 2%, so they have none. Traffic's `create_car` (136 registers without a cap, for the
     // allocation path that 2% of its threads take) ran 32.3 -> 27.4 us per step with 64 (96:
-    // 27.7 us). The AOS build (general-purpose allocators) has no cap: it was not measured
-    // there.
+    // 27.7 us). n-body's force kernel (`device_reduce` over all bodies, 78 registers and 37.5%
+    // occupancy without a cap, waiting on L1 loads: docs/results/2026-11-27/ncu-nbody.txt) ran
+    // its default 3000 steps in 4.89 s with 48 against 8.37 s without on an H200; 64 (8.84 s),
+    // 40 (11.2 s) and 32 (11.1 s) were slower (nbody-cap.txt, nbody-cap2.txt there). The AOS
+    // build (general-purpose allocators) has no cap: it was not measured there.
     dynasoar_build::PtxBuilder::new("../models")
         .max_registers_for("__OceanHeap__", 80)
         .max_registers_for("__GolHeap__", 80)
         .max_registers_for("__TrafficHeap__ProducerCell__create_car", 64)
+        .max_registers_for("__NbodyHeap__Body__compute_force", 48)
         .embed_as("models");
     dynasoar_build::PtxBuilder::new("../models").aos().embed_as("models-aos");
     dynasoar_build::PtxBuilder::new("../models").bitmap_alloc().embed_as("models-bitmap");
