@@ -289,20 +289,7 @@ impl AosStore {
     /// by this launch included once their entry is written.
     #[inline]
     pub fn for_each_live(&self, class: u8, mut f: impl FnMut(RawHandle)) {
-        let table = self.class(class);
-        let list = table.current().load();
-        let n = table.used(table.counts(list));
-        let mut i = 0;
-        while i < n {
-            // SAFETY: an entry below the count, inside the list; written atomically.
-            let entry = unsafe { Atomic64::from_ptr(table.list_entry(list, i)) }.load();
-            if entry != 0 {
-                // Acquire: pairs with the release in `make_new`.
-                arch::fence();
-                f(RawHandle(entry));
-            }
-            i += 1;
-        }
+        self.walk_live(class, 0, 1, |_, raw| f(raw));
     }
 
     /// [`for_each_live`](Self::for_each_live)'s objects at the list positions `i` with
@@ -310,21 +297,8 @@ impl AosStore {
     /// entries instead of walking the whole list.
     #[inline]
     pub fn for_each_live_part(&self, class: u8, parts: u32, part: u32, mut f: impl FnMut(RawHandle)) {
-        let table = self.class(class);
-        let list = table.current().load();
-        let n = table.used(table.counts(list));
-        let mask = parts.max(1) as u64 - 1;
-        let mut i = part as u64 & mask;
-        while i < n {
-            // SAFETY: as in `for_each_live`.
-            let entry = unsafe { Atomic64::from_ptr(table.list_entry(list, i)) }.load();
-            if entry != 0 {
-                // Acquire: pairs with the release in `make_new`.
-                arch::fence();
-                f(RawHandle(entry));
-            }
-            i += mask + 1;
-        }
+        let parts = parts.max(1) as u64;
+        self.walk_live(class, part as u64 & (parts - 1), parts, |_, raw| f(raw));
     }
 
     /// Every object of [`for_each_live`](Self::for_each_live) with its part of `parts` as
@@ -332,19 +306,27 @@ impl AosStore {
     /// `parts`): the CPU backend's `device_reduce`, which folds all parts in one thread.
     #[inline]
     pub fn for_each_live_parted(&self, class: u8, parts: u32, mut f: impl FnMut(u32, RawHandle)) {
+        let mask = parts.max(1) as u64 - 1;
+        self.walk_live(class, 0, 1, |i, raw| f((i & mask) as u32, raw));
+    }
+
+    /// The live objects of `class`'s current list at positions `start`, `start + step`, ..
+    /// (below its count), each with its position: the one walk of the three above.
+    #[inline(always)]
+    fn walk_live(&self, class: u8, start: u64, step: u64, mut f: impl FnMut(u64, RawHandle)) {
         let table = self.class(class);
         let list = table.current().load();
         let n = table.used(table.counts(list));
-        let mask = parts.max(1) - 1;
-        let mut i = 0;
+        let mut i = start;
         while i < n {
-            // SAFETY: as in `for_each_live`.
+            // SAFETY: an entry below the count, inside the list; written atomically.
             let entry = unsafe { Atomic64::from_ptr(table.list_entry(list, i)) }.load();
             if entry != 0 {
+                // Acquire: pairs with the release in `make_new`.
                 arch::fence();
-                f(i as u32 & mask, RawHandle(entry));
+                f(i, RawHandle(entry));
             }
-            i += 1;
+            i += step;
         }
     }
 

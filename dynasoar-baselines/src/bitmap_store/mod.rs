@@ -337,22 +337,9 @@ impl BitmapStore {
     /// Call `f` on every object of class `class` in this thread (`device_do`): the class's
     /// list while the class is unchanged since it was listed, else its live bitmap.
     #[inline]
-    pub fn for_each_live(&self, class: u8, mut f: impl FnMut(RawHandle)) {
-        let parity = self.parity();
-        if self.changed(class, parity).load() != 0 {
-            self.for_each_in_bitmap(class, f);
-            return;
-        }
-        let n = (self.counts(class, parity).load() as u64).min(self.geometry().bits);
-        let list = self.list(class);
-        let mut i = 0;
-        while i < n {
-            // SAFETY: entries below the count were written by the listing launch and do not
-            // change until the class is listed again, in a later launch.
-            let slot = unsafe { list.add(i as usize).read() };
-            f(self.handle(class, slot as u64));
-            i += 1;
-        }
+    pub fn for_each_live(&self, class: u8, f: impl FnMut(RawHandle)) {
+        // One part of one: every entry, every set bit.
+        self.for_each_live_part(class, 1, 0, f);
     }
 
     /// [`for_each_live`](Self::for_each_live)'s objects in part `part` of `parts` (a power of
@@ -377,7 +364,8 @@ impl BitmapStore {
         let list = self.list(class);
         let mut i = (part & mask) as u64;
         while i < n {
-            // SAFETY: as in `for_each_live`.
+            // SAFETY: entries below the count were written by the listing launch and do not
+            // change until the class is listed again, in a later launch.
             let slot = unsafe { list.add(i as usize).read() };
             f(self.handle(class, slot as u64));
             i += mask as u64 + 1;
