@@ -281,31 +281,18 @@ impl<A: AllocatorSpec> Device<A> {
         let lanes = self.lanes;
         // SAFETY (both forms): the stores call back with live objects of `class`, which is-a
         // `T` (the store's contract); `T::load` reads the fields of such an object.
-        //
-        // On the GPU each object's value is loaded one object ahead: `fold` runs on the object
-        // before, so the loads' latency overlaps its arithmetic instead of stalling it (the fold
-        // order, and so the result, is the same).
         #[cfg(target_arch = "nvptx64")]
         {
             let part = crate::arch::lane_id() & (lanes - 1);
             let mut acc = init;
-            let mut ahead: Option<(crate::handle::RawHandle, T)> = None;
             let mut classes = T::SUBTREE;
             while classes != 0 {
                 let class = classes.trailing_zeros() as u8;
                 classes &= classes - 1;
                 self.store.for_each_object_part(class, lanes, part, |raw| {
                     // SAFETY: see above.
-                    let value = unsafe { T::load(raw) };
-                    if let Some((before, value)) = ahead.replace((raw, value)) {
-                        // SAFETY: see above.
-                        acc = fold(acc, unsafe { Obj::from_raw(before) }, value);
-                    }
+                    acc = fold(acc, unsafe { Obj::from_raw(raw) }, unsafe { T::load(raw) });
                 });
-            }
-            if let Some((last, value)) = ahead {
-                // SAFETY: see above.
-                acc = fold(acc, unsafe { Obj::from_raw(last) }, value);
             }
             if lanes > 1 { crate::reduce::combine_lanes(acc, lanes, &combine) } else { acc }
         }
