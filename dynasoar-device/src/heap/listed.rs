@@ -304,10 +304,11 @@ pub(crate) fn for_each_allocated(heap: &Heap<'_>, class: u8, f: impl FnMut(RawHa
 /// few registers: the bitmaps are read with SM-scoped loads ([`near_load`]), which L1 serves to
 /// the many threads of a multiprocessor that walk the same blocks, and the heap's geometry is
 /// read once. (Loading each block's bitmaps a block ahead held more registers: n-body's force
-/// kernel, capped at 48, spilled 136 instead of 112 bytes and ran 2.7% slower on an H200;
-/// collision's `device_do`, 76 instead of 66 registers, ran as fast.) A launch that creates or frees no object of the class sees exactly its objects
-/// (what earlier launches wrote is visible at the launch's start); in one that does, an object
-/// created or freed meanwhile may or may not be seen, as `device_do` documents.
+/// kernel, capped at 48, kept 136 instead of 112 bytes of stack for spills and ran 2.7% slower
+/// on an H200; collision's `device_do`, 76 instead of 66 registers, ran as fast.) A launch that
+/// creates or frees no object of the class sees exactly its objects (what earlier launches
+/// wrote is visible at the launch's start); in one that does, an object created or freed
+/// meanwhile may or may not be seen, as `device_do` documents.
 #[inline(always)]
 pub(crate) fn for_each_allocated_in(heap: &Heap<'_>, class: u8, slots: u64, mut f: impl FnMut(RawHandle)) {
     let objects = heap.class_objects(class);
