@@ -545,10 +545,7 @@ fn search_or_open<C: ClassSpec, S: BlockStore, const LOSSES: u32>(
         // The CPU backend fills a block from its lowest free slot, so that objects a worker
         // creates one after another lie in slot order (a worker's allocations never race each
         // other, so it has no use for the GPU's rotation of slots).
-        #[cfg(not(any(target_arch = "nvptx64", loom)))]
-        let slot_seed = 0;
-        #[cfg(any(target_arch = "nvptx64", loom))]
-        let slot_seed = *seed as u32;
+        let slot_seed = if cfg!(any(target_arch = "nvptx64", loom)) { *seed as u32 } else { 0 };
         if let Some(r) = reserve_in::<C, S>(store, index, wanted, slot_seed) {
             #[cfg(not(any(target_arch = "nvptx64", loom)))]
             arch::set_place_hint(index);

@@ -343,14 +343,10 @@ pub(crate) fn for_each_allocated_in(heap: &Heap<'_>, class: u8, slots: u64, mut 
             bits = near_load(bitmap.container(0, index));
         }
     };
-    let block_at = |index: u64| blocks_at + index * block_bytes as u64;
-    let slots_of = |index: u64| {
-        let header = crate::heap::block_at(block_at(index));
-        near_load(&header.alloc) & near_load(&header.handed) & valid
-    };
     while let Some(index) = next_block() {
-        let mut slots = slots_of(index);
-        let addr = block_at(index);
+        let addr = blocks_at + index * block_bytes as u64;
+        let header = crate::heap::block_at(addr);
+        let mut slots = near_load(&header.alloc) & near_load(&header.handed) & valid;
         while slots != 0 {
             let slot = slots.trailing_zeros();
             slots &= slots - 1;
