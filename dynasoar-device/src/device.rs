@@ -243,7 +243,21 @@ impl<A: AllocatorSpec> Device<A> {
             let class = classes.trailing_zeros() as u8;
             classes &= classes - 1;
             // SAFETY: a live object of `class`, which is-a `T` (the store's contract).
-            self.store.for_each_object(class, |raw| f(unsafe { Obj::from_raw(raw) }));
+            self.store
+                .for_each_object_shaped(class, Self::shape(class), |raw| f(unsafe { Obj::from_raw(raw) }));
+        }
+    }
+
+    /// What the allocator fixes of the blocks of its class `class` (a constant where `class`
+    /// is: the walks' field and block addresses then fold).
+    #[inline(always)]
+    fn shape(class: u8) -> crate::store::ClassShape {
+        crate::store::ClassShape {
+            objects: match A::CLASSES.get(class as usize) {
+                Some(info) => info.objects_per_block,
+                None => 0,
+            },
+            block_bytes: if A::BLOCK_BYTES <= u32::MAX as u64 { A::BLOCK_BYTES as u32 } else { 0 },
         }
     }
 
@@ -289,7 +303,7 @@ impl<A: AllocatorSpec> Device<A> {
             while classes != 0 {
                 let class = classes.trailing_zeros() as u8;
                 classes &= classes - 1;
-                self.store.for_each_object_part(class, lanes, part, |raw| {
+                self.store.for_each_object_part_shaped(class, Self::shape(class), lanes, part, |raw| {
                     // SAFETY: see above.
                     acc = fold(acc, unsafe { Obj::from_raw(raw) }, unsafe { T::load(raw) });
                 });

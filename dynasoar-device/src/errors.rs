@@ -20,3 +20,7 @@ pub const BAD_GRID: u32 = 1 << 5;
 /// than its own `this` (paper section 2.1 forbids it: that object may not have been visited
 /// yet). Checked on the CPU backend (not in GPU kernels); the object was not freed.
 pub const FREED_ITERATED: u32 = 1 << 6;
+/// A `device_do` or `device_reduce` walked a heap whose block size or objects per block differ
+/// from those of the allocator its kernel was compiled for (a kernel launched by hand on
+/// another allocator's heap); it visited no object. (`Runtime` never does this.)
+pub const WRONG_HEAP: u32 = 1 << 7;

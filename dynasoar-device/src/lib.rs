@@ -98,7 +98,7 @@ pub use plain::Plain;
 pub use reduce::MAX_LANES;
 pub use registry::{AllocatorSpec, MemberOf, Registered};
 #[cfg(not(loom))]
-pub use store::{Either, Listing, ObjectStore};
+pub use store::{ClassShape, Either, Listing, ObjectStore};
 #[cfg(not(loom))]
 pub use totals::Totals;
 

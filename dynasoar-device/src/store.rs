@@ -31,6 +31,26 @@ pub struct Listing {
     pub lanes: u32,
 }
 
+/// What a class's allocator fixes at compile time of its blocks ([`AllocatorSpec`]
+/// (crate::AllocatorSpec)'s `CLASSES` and `BLOCK_BYTES`), for the walks of `device_do` and
+/// `device_reduce`: with them constants of the kernel, DynaSOAr's heap computes the blocks'
+/// and the fields' addresses without holding them in registers. Zero means not known (the
+/// store reads the heap's own). A heap made for an allocator has the allocator's geometry
+/// (the runtime plans it from the same constants); DynaSOAr's heap checks it at the start of
+/// each walk and raises `errors::WRONG_HEAP` where it differs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ClassShape {
+    /// Objects per block of the class (`N_T`), or 0.
+    pub objects: u32,
+    /// Bytes per block of its heap, or 0.
+    pub block_bytes: u32,
+}
+
+impl ClassShape {
+    /// Nothing known: the store reads what it needs.
+    pub const UNKNOWN: ClassShape = ClassShape { objects: 0, block_bytes: 0 };
+}
+
 /// A store of objects, as device code sees it.
 ///
 /// # Safety
@@ -105,6 +125,31 @@ pub unsafe trait ObjectStore: Copy + 'static {
             i = i.wrapping_add(1);
         });
     }
+
+    /// [`for_each_object`](Self::for_each_object), with what the caller's allocator fixes of
+    /// the class's blocks (`shape`, see [`ClassShape`]), which a store may use in place of
+    /// reading it: the same objects in the same order.
+    #[inline(always)]
+    fn for_each_object_shaped(&self, class: u8, shape: ClassShape, f: impl FnMut(RawHandle)) {
+        let _ = shape;
+        self.for_each_object(class, f);
+    }
+
+    /// [`for_each_object_part`](Self::for_each_object_part), with `shape` as in
+    /// [`for_each_object_shaped`](Self::for_each_object_shaped): the same objects in the same
+    /// order.
+    #[inline(always)]
+    fn for_each_object_part_shaped(
+        &self,
+        class: u8,
+        shape: ClassShape,
+        parts: u32,
+        part: u32,
+        f: impl FnMut(RawHandle),
+    ) {
+        let _ = shape;
+        self.for_each_object_part(class, parts, part, f);
+    }
 }
 
 // SAFETY: the allocator hands out each slot once until it is freed; the loops visit allocated
@@ -147,19 +192,36 @@ unsafe impl ObjectStore for Heap<'static> {
 
     #[inline(always)]
     fn for_each_object(&self, class: u8, f: impl FnMut(RawHandle)) {
-        listed::for_each_allocated(self, class, f);
+        listed::for_each_allocated(self, class, ClassShape::UNKNOWN, f);
     }
 
     #[inline(always)]
     fn for_each_object_part(&self, class: u8, parts: u32, part: u32, f: impl FnMut(RawHandle)) {
-        listed::for_each_allocated_in(self, class, crate::reduce::part_mask(parts, part), f);
+        self.for_each_object_part_shaped(class, ClassShape::UNKNOWN, parts, part, f);
+    }
+
+    #[inline(always)]
+    fn for_each_object_shaped(&self, class: u8, shape: ClassShape, f: impl FnMut(RawHandle)) {
+        listed::for_each_allocated(self, class, shape, f);
+    }
+
+    #[inline(always)]
+    fn for_each_object_part_shaped(
+        &self,
+        class: u8,
+        shape: ClassShape,
+        parts: u32,
+        part: u32,
+        f: impl FnMut(RawHandle),
+    ) {
+        listed::for_each_allocated_in(self, class, shape, parts, part, f);
     }
 
     /// The heap's parts are slots: the objects in slots `s` with `s % parts == part`, so that
     /// the lanes of a group read consecutive slots of a block at once (coalesced).
     #[inline(always)]
     fn for_each_object_parted(&self, class: u8, parts: u32, mut f: impl FnMut(u32, RawHandle)) {
-        listed::for_each_allocated(self, class, |raw| f(raw.slot() & (parts - 1), raw));
+        listed::for_each_allocated(self, class, ClassShape::UNKNOWN, |raw| f(raw.slot() & (parts - 1), raw));
     }
 
     #[inline(always)]
@@ -251,5 +313,22 @@ unsafe impl<A: ObjectStore, B: ObjectStore> ObjectStore for Either<A, B> {
     #[inline(always)]
     fn for_each_object_parted(&self, class: u8, parts: u32, f: impl FnMut(u32, RawHandle)) {
         either!(self, s => s.for_each_object_parted(class, parts, f))
+    }
+
+    #[inline(always)]
+    fn for_each_object_shaped(&self, class: u8, shape: ClassShape, f: impl FnMut(RawHandle)) {
+        either!(self, s => s.for_each_object_shaped(class, shape, f))
+    }
+
+    #[inline(always)]
+    fn for_each_object_part_shaped(
+        &self,
+        class: u8,
+        shape: ClassShape,
+        parts: u32,
+        part: u32,
+        f: impl FnMut(RawHandle),
+    ) {
+        either!(self, s => s.for_each_object_part_shaped(class, shape, parts, part, f))
     }
 }

@@ -117,6 +117,16 @@ pub enum Error {
     )]
     BadGrid { kernels: KernelNames },
 
+    /// A kernel that walks a class's blocks (`device_do`, `device_reduce`) ran on a heap whose
+    /// block size or objects per block differ from those of the allocator it was compiled for.
+    /// It visited no object.
+    #[error(
+        "kernel {kernels} walked a heap planned for another allocator (its block size or \
+         objects per block differ from the kernel's allocator's) and visited no object; launch \
+         a model's kernels through the Runtime of the allocator its classes belong to"
+    )]
+    WrongHeap { kernels: KernelNames },
+
     /// An operation that needs the device's work to have run (a synchronisation, a copy, a
     /// read, a timing marker) was asked for while launches were being captured into a step
     /// graph ([`Runtime::capture`](crate::Runtime::capture)).

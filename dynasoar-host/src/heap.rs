@@ -310,6 +310,9 @@ impl DeviceHeap {
         if state.errors & errors::BAD_GRID != 0 {
             return Err(Error::BadGrid { kernels });
         }
+        if state.errors & errors::WRONG_HEAP != 0 {
+            return Err(Error::WrongHeap { kernels });
+        }
         if state.errors & errors::UNDECLARED_CHANGE != 0 {
             return Err(Error::UndeclaredChange { kernels });
         }

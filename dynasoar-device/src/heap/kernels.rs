@@ -677,6 +677,88 @@ mod tests {
         }
     }
 
+    /// `device_do`'s and `device_reduce`'s walk (`for_each_allocated_in`) visits the objects
+    /// of the live bitmaps in block order and, in a block, in slot order, a part `s % parts ==
+    /// part` of them each, with or without the allocator's shape: the order the folds of
+    /// `device_reduce` depend on (the CPU backend and the GPU must agree bit for bit).
+    #[test]
+    fn the_walk_visits_objects_in_block_and_slot_order() {
+        use crate::handle::RawHandle;
+        use crate::heap::listed::for_each_allocated_in;
+        use crate::store::ClassShape;
+        // 1, 2, 3 and 4 levels, sparse (empty containers of level 1) to dense.
+        for (blocks, seed) in [(50u64, 5u64), (3000, 6), (40_000, 7), (270_000, 8)] {
+            for density in [1u32, 30, 700] {
+                let heap = TestHeap::new(blocks);
+                let mut rng = Rng::new(seed, density as u64);
+                for i in 0..blocks {
+                    let roll = rng.below(1000);
+                    if roll < density {
+                        let objects = rng.next_u64() | 1;
+                        let reserved = if rng.below(4) == 0 { rng.next_u64() & !objects } else { 0 };
+                        heap.allocate((roll % 2) as u8, i, objects, reserved);
+                    }
+                }
+                let h = heap.heap();
+                for class in [0u8, 1] {
+                    let n = CLASSES[class as usize];
+                    let mut all = Vec::new();
+                    for i in 0..blocks {
+                        if h.allocated(class).get(i) {
+                            let b = h.block(i);
+                            let objects = b.alloc.load() & b.handed.load() & !preset_mask(n);
+                            for slot in (0..64).filter(|s| objects >> s & 1 == 1) {
+                                all.push(RawHandle::new(h.block_addr(i), slot, n, class));
+                            }
+                        }
+                    }
+                    let exact = ClassShape { objects: n, block_bytes: BLOCK_BYTES as u32 };
+                    for shape in [ClassShape::UNKNOWN, exact] {
+                        for parts in [1u32, 2, 8, 32] {
+                            for part in 0..parts {
+                                let mut seen = Vec::new();
+                                for_each_allocated_in(&h, class, shape, parts, part, |raw| seen.push(raw));
+                                let want: Vec<RawHandle> =
+                                    all.iter().copied().filter(|r| r.slot() % parts == part).collect();
+                                assert_eq!(
+                                    seen, want,
+                                    "{blocks} blocks, {density}/1000, class {class}, {shape:?}, part {part} of {parts}"
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// A walk told a shape the heap does not have (another allocator's objects per block or
+    /// block size) raises `WRONG_HEAP` and visits nothing; the heap's own shape walks.
+    #[test]
+    fn a_walk_with_another_allocators_shape_visits_nothing() {
+        use crate::heap::listed::for_each_allocated_in;
+        use crate::store::ClassShape;
+        let heap = TestHeap::new(300);
+        for i in 0..300 {
+            heap.allocate(0, i, u64::MAX, 0);
+        }
+        let h = heap.heap();
+        let block_bytes = BLOCK_BYTES as u32;
+        for (shape, visits) in [
+            (ClassShape { objects: 64, block_bytes }, 300 * 64),
+            (ClassShape { objects: 32, block_bytes }, 0),
+            (ClassShape { objects: 64, block_bytes: 2 * block_bytes }, 0),
+            (ClassShape { objects: 0, block_bytes: 512 }, 0),
+        ] {
+            h.state().errors.store(0);
+            let mut seen = 0u32;
+            for_each_allocated_in(&h, 0, shape, 1, 0, |_| seen += 1);
+            assert_eq!(seen, visits, "{shape:?}");
+            let raised = h.state().errors.load() & crate::errors::WRONG_HEAP != 0;
+            assert_eq!(raised, visits == 0, "{shape:?}");
+        }
+    }
+
     /// An enumeration of an unchanged class carries the previous one's count over in both
     /// forms, also when the forms alternate; a change is seen by the next one of either form.
     #[test]

@@ -13,15 +13,22 @@ use crate::errors;
 use crate::handle::{ADDRESS_LIMIT, RawHandle};
 use crate::heap::Heap;
 use crate::launch::Prefetch;
+use crate::store::ClassShape;
 
 /// The address of listed block `index`, with what the do-all loops know of it stated so that
 /// building an object's handle and decoding it in the method fold away.
 #[inline(always)]
 fn block_address(blocks_at: u64, block_bytes: u32, index: u32) -> u64 {
-    let block = blocks_at + index as u64 * block_bytes as u64;
+    stated_block(blocks_at + index as u64 * block_bytes as u64)
+}
+
+/// `block`, an address [`block_address`] computed, with what is known of it stated to the
+/// compiler.
+#[inline(always)]
+fn stated_block(block: u64) -> u64 {
     // SAFETY: blocks start at the heap's 256-byte aligned base (a CUDA or CPU-backend
     // allocation) plus multiples of `BLOCK_ALIGN`, below the handle limit (`HeapPlan` checks
-    // the block size and the limit).
+    // the block size and the limit); callers pass only addresses `block_address` computed.
     unsafe { core::hint::assert_unchecked(block.is_multiple_of(BLOCK_ALIGN) && block < ADDRESS_LIMIT) };
     block
 }
@@ -292,12 +299,13 @@ pub(crate) fn for_each_listed_on_host(
 /// the class's allocated bitmap lists, every slot set in its allocation bitmap (slots reserved
 /// for runs of blocks and not handed out are not objects).
 #[inline(always)]
-pub(crate) fn for_each_allocated(heap: &Heap<'_>, class: u8, f: impl FnMut(RawHandle)) {
-    for_each_allocated_in(heap, class, u64::MAX, f);
+pub(crate) fn for_each_allocated(heap: &Heap<'_>, class: u8, shape: ClassShape, f: impl FnMut(RawHandle)) {
+    for_each_allocated_in(heap, class, shape, 1, 0, f);
 }
 
-/// [`for_each_allocated`] restricted to the slots set in `slots` (a `device_reduce` lane's
-/// part, see `crate::reduce::part_mask`).
+/// [`for_each_allocated`] restricted to the slots `s` with `s % parts == part` (a
+/// `device_reduce` lane's part, see `crate::reduce::part_mask`; `parts` a power of two up to
+/// 32, `part < parts`).
 ///
 /// The walk over the class's blocks is what a lane of a `device_reduce` pays per block, for
 /// the few objects of its part there (4 of 64 with 16 lanes), so it is kept short and holds
@@ -310,49 +318,93 @@ pub(crate) fn for_each_allocated(heap: &Heap<'_>, class: u8, f: impl FnMut(RawHa
 /// wrote is visible at the launch's start); in one that does, an object created or freed
 /// meanwhile may or may not be seen, as `device_do` documents.
 #[inline(always)]
-pub(crate) fn for_each_allocated_in(heap: &Heap<'_>, class: u8, slots: u64, mut f: impl FnMut(RawHandle)) {
-    let objects = heap.class_objects(class);
-    let valid = !preset_mask(objects) & slots;
-    let (blocks_at, block_bytes) = heap.block_geometry();
+pub(crate) fn for_each_allocated_in(
+    heap: &Heap<'_>,
+    class: u8,
+    shape: ClassShape,
+    parts: u32,
+    part: u32,
+    mut f: impl FnMut(RawHandle),
+) {
+    // Where the caller's allocator fixes them, the class's objects per block and the block
+    // size are constants of the kernel (the fields' offsets and the blocks' addresses then
+    // take no registers); else read from the heap. A heap planned for another allocator (a
+    // kernel launched by hand on a heap it was not compiled for) would be walked at wrong
+    // addresses: it raises `WRONG_HEAP` and visits nothing. Always 1..=64 in a valid heap:
+    // the bounds let the handle's encoding and decoding of N fold, as in the do-all loops.
+    let (blocks_at, heap_block_bytes) = heap.block_geometry();
+    let heap_objects = heap.class_objects(class);
+    if (shape.objects != 0 && shape.objects != heap_objects)
+        || (shape.block_bytes != 0 && shape.block_bytes != heap_block_bytes)
+    {
+        heap.raise(errors::WRONG_HEAP);
+        return;
+    }
+    let objects = if shape.objects != 0 { shape.objects } else { heap_objects }.clamp(1, 64);
+    // A block's slots of the part, shifted down by `part` (bit `t` is slot `t + part`): the
+    // mask is then a constant of the kernel where N is, and the part takes one 32-bit
+    // register instead of a 64-bit mask.
+    let parts = parts.clamp(1, crate::reduce::MAX_LANES);
+    let part = part & (parts - 1);
+    let (objects_mask, every) = (!preset_mask(objects), crate::reduce::part_mask(parts, 0));
+    let block_bytes = if shape.block_bytes != 0 { shape.block_bytes } else { heap_block_bytes };
     let bitmap = heap.allocated(class);
     let geometry = bitmap.geometry();
-    let (levels, uppers) = (geometry.levels, if geometry.levels > 1 { geometry.len(1) } else { 1 });
+    // The walk's state is 32-bit: a heap has fewer than 2^31 blocks (`HeapPlan`), so fewer
+    // than 2^25 containers of level 0 and 2^19 of level 1.
+    let uppers = if geometry.levels > 1 { geometry.len(1) as u32 } else { 1 };
     // The set bits of level 0, found through the containers of level 1 (Alg. 5 in one thread:
-    // empty containers of level 0 are skipped; level 1 is walked in full).
-    let mut upper = 0u64;
-    let mut nonempty = if levels > 1 { near_load(bitmap.container(1, 0)) } else { 1 };
-    let mut base = 0u64;
+    // empty containers of level 0 are skipped; level 1 is walked in full). `container` is the
+    // level-0 container last taken (or, after a step in level 1, the first one the new level-1
+    // container covers): the level-1 container being walked is `container / 64`, so it needs
+    // no state of its own, and the block of bit `b` of `bits` is `container * 64 + b`.
+    let mut container = 0u32;
+    let mut nonempty = if geometry.levels > 1 { near_load(bitmap.container(1, 0)) } else { 1 };
     let mut bits = 0u64;
-    let mut next_block = || -> Option<u64> {
-        loop {
-            if bits != 0 {
-                let bit = bits.trailing_zeros() as u64;
-                bits &= bits - 1;
-                return Some(base + bit);
+    loop {
+        while bits != 0 {
+            let index = container * 64 + bits.trailing_zeros();
+            bits &= bits - 1;
+            let addr = block_address(blocks_at, block_bytes, index);
+            let header = crate::heap::block_at(addr);
+            let mut slots =
+                (near_load(&header.alloc) & near_load(&header.handed) & objects_mask) >> part & every;
+            while slots != 0 {
+                let slot = slots.trailing_zeros() + part;
+                slots &= slots - 1;
+                f(RawHandle::new(kept_whole(addr), slot, objects, class));
             }
-            while nonempty == 0 {
-                upper += 1;
-                if upper >= uppers {
-                    return None;
-                }
-                nonempty = near_load(bitmap.container(1, upper));
+        }
+        while nonempty == 0 {
+            let upper = container / 64 + 1;
+            if upper >= uppers {
+                return;
             }
-            let index = upper * 64 + nonempty.trailing_zeros() as u64;
-            nonempty &= nonempty - 1;
-            base = index * 64;
-            bits = near_load(bitmap.container(0, index));
+            container = upper * 64;
+            nonempty = near_load(bitmap.container(1, upper as u64));
         }
-    };
-    while let Some(index) = next_block() {
-        let addr = blocks_at + index * block_bytes as u64;
-        let header = crate::heap::block_at(addr);
-        let mut slots = near_load(&header.alloc) & near_load(&header.handed) & valid;
-        while slots != 0 {
-            let slot = slots.trailing_zeros();
-            slots &= slots - 1;
-            f(RawHandle::new(addr, slot, objects, class));
-        }
+        container = container / 64 * 64 + nonempty.trailing_zeros();
+        nonempty &= nonempty - 1;
+        bits = near_load(bitmap.container(0, container as u64));
     }
+}
+
+/// `addr` (a block's address), hidden from the compiler's hoisting: each object's field
+/// addresses are then computed from the block's address in the loop, where the compiler would
+/// otherwise keep one sum per field the method reads across it (a register pair each).
+#[inline(always)]
+fn kept_whole(addr: u64) -> u64 {
+    #[cfg(target_arch = "nvptx64")]
+    let addr = {
+        let out: u64;
+        // SAFETY: a register move.
+        unsafe {
+            core::arch::asm!("mov.b64 {o}, {i};", i = in(reg64) addr, o = out(reg64) out,
+                options(nomem, nostack, preserves_flags));
+        }
+        out
+    };
+    stated_block(addr)
 }
 
 /// A relaxed load of an atomic word at SM scope (`ld.relaxed.cta`): the multiprocessor's L1
