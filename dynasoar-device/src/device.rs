@@ -251,8 +251,8 @@ impl<A: AllocatorSpec> Device<A> {
     /// What the allocator fixes of the blocks of its class `class` (a constant where `class`
     /// is: the walks' field and block addresses then fold).
     #[inline(always)]
-    fn shape(class: u8) -> crate::store::ClassShape {
-        crate::store::ClassShape {
+    fn shape(class: u8) -> crate::block::ClassShape {
+        crate::block::ClassShape {
             objects: match A::CLASSES.get(class as usize) {
                 Some(info) => info.objects_per_block,
                 None => 0,

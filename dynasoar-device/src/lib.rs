@@ -78,6 +78,7 @@ pub mod totals;
 
 #[cfg(not(loom))]
 pub use array::DeviceArray;
+pub use block::ClassShape;
 pub use class::{Class, ClassInfo, ClassSpec, Concrete, NoParent};
 #[cfg(not(loom))]
 pub use device::{Device, Effects};
@@ -98,7 +99,7 @@ pub use plain::Plain;
 pub use reduce::MAX_LANES;
 pub use registry::{AllocatorSpec, MemberOf, Registered};
 #[cfg(not(loom))]
-pub use store::{ClassShape, Either, Listing, ObjectStore};
+pub use store::{Either, Listing, ObjectStore};
 #[cfg(not(loom))]
 pub use totals::Totals;
 

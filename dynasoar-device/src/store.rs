@@ -9,6 +9,7 @@
 //! nothing for the other; on the host, where one build serves every store, [`Either`], which
 //! tells them apart by the header's first word.
 
+use crate::block::ClassShape;
 use crate::class::{ClassSpec, Concrete};
 use crate::handle::RawHandle;
 use crate::heap::{HEAP_MAGIC, Heap, HeapHeader, listed};
@@ -29,26 +30,6 @@ pub struct Listing {
     /// [`Device::device_reduce`](crate::Device::device_reduce)): 1, or a power of two up to a
     /// warp. They get the same objects.
     pub lanes: u32,
-}
-
-/// What a class's allocator fixes at compile time of its blocks ([`AllocatorSpec`]
-/// (crate::AllocatorSpec)'s `CLASSES` and `BLOCK_BYTES`), for the walks of `device_do` and
-/// `device_reduce`: with them constants of the kernel, DynaSOAr's heap computes the blocks'
-/// and the fields' addresses without holding them in registers. Zero means not known (the
-/// store reads the heap's own). A heap made for an allocator has the allocator's geometry
-/// (the runtime plans it from the same constants); DynaSOAr's heap checks it at the start of
-/// each walk and raises `errors::WRONG_HEAP` where it differs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ClassShape {
-    /// Objects per block of the class (`N_T`), or 0.
-    pub objects: u32,
-    /// Bytes per block of its heap, or 0.
-    pub block_bytes: u32,
-}
-
-impl ClassShape {
-    /// Nothing known: the store reads what it needs.
-    pub const UNKNOWN: ClassShape = ClassShape { objects: 0, block_bytes: 0 };
 }
 
 /// A store of objects, as device code sees it.

@@ -683,9 +683,9 @@ mod tests {
     /// `device_reduce` depend on (the CPU backend and the GPU must agree bit for bit).
     #[test]
     fn the_walk_visits_objects_in_block_and_slot_order() {
+        use crate::block::ClassShape;
         use crate::handle::RawHandle;
         use crate::heap::listed::for_each_allocated_in;
-        use crate::store::ClassShape;
         // 1, 2, 3 and 4 levels, sparse (empty containers of level 1) to dense.
         for (blocks, seed) in [(50u64, 5u64), (3000, 6), (40_000, 7), (270_000, 8)] {
             for density in [1u32, 30, 700] {
@@ -736,8 +736,8 @@ mod tests {
     /// block size) raises `WRONG_HEAP` and visits nothing; the heap's own shape walks.
     #[test]
     fn a_walk_with_another_allocators_shape_visits_nothing() {
+        use crate::block::ClassShape;
         use crate::heap::listed::for_each_allocated_in;
-        use crate::store::ClassShape;
         let heap = TestHeap::new(300);
         for i in 0..300 {
             heap.allocate(0, i, u64::MAX, 0);

@@ -8,12 +8,11 @@
 //! visited.
 
 use crate::arch;
-use crate::block::{BLOCK_ALIGN, DATA_OFFSET, preset_mask};
+use crate::block::{BLOCK_ALIGN, ClassShape, DATA_OFFSET, preset_mask};
 use crate::errors;
 use crate::handle::{ADDRESS_LIMIT, RawHandle};
 use crate::heap::Heap;
 use crate::launch::Prefetch;
-use crate::store::ClassShape;
 
 /// The address of listed block `index`, with what the do-all loops know of it stated so that
 /// building an object's handle and decoding it in the method fold away.
