@@ -35,6 +35,32 @@ pub const fn part_mask(parts: u32, part: u32) -> u64 {
     every << part
 }
 
+/// The bits of `x` at slots `0, parts, 2 * parts, ...` gathered into the low bits (bit `k` of
+/// the result is bit `k * parts` of `x`); `x` has no other bits set, `parts` is a valid lane
+/// count of at least 2. A lane of a `device_reduce` then walks its part of a block's slots
+/// with 32-bit operations (its part holds at most 32 of the 64). Neighbouring groups of bits
+/// are merged, doubling their width, until one is left: log2(64 / parts) steps of a shift and
+/// two masks, which fold to constants where `parts` is one.
+#[inline(always)]
+pub const fn gather_every(x: u64, parts: u32) -> u32 {
+    let (mut x, mut width, mut spacing) = (x, 1u32, parts);
+    while spacing < 64 {
+        // The group at `spacing * (2j + 1)` moves down next to the one at `spacing * 2j`.
+        x = (x | x >> (spacing - width)) & repeat_bits(2 * width, 2 * spacing);
+        width *= 2;
+        spacing *= 2;
+    }
+    x as u32
+}
+
+/// `width` ones every `spacing` bits from bit 0 (`width <= 32`, `spacing` a power of two from
+/// 2 to 64).
+#[inline(always)]
+const fn repeat_bits(width: u32, spacing: u32) -> u64 {
+    let ones = (1u64 << width) - 1;
+    if spacing >= 64 { ones } else { u64::MAX / ((1u64 << spacing) - 1) * ones }
+}
+
 /// Combine `L = accs.len()` partial results as the lanes' shuffles do (the CPU backend's form):
 /// at each step `d = L/2, L/4, .., 1`, part `i < d` becomes `combine(part i, part i + d)`.
 #[inline(always)]
@@ -112,6 +138,23 @@ pub const fn threads_per_object(lanes: u32) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn gather_every_keeps_every_parts_th_bit_in_order() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..2000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            for parts in [2u32, 4, 8, 16, 32] {
+                let picked = x & part_mask(parts, 0);
+                let want = (0..64 / parts).fold(0u32, |w, k| w | ((picked >> (k * parts) & 1) as u32) << k);
+                assert_eq!(gather_every(picked, parts), want, "{x:#x} parts {parts}");
+            }
+        }
+        assert_eq!(gather_every(part_mask(2, 0), 2), u32::MAX);
+        assert_eq!(gather_every(part_mask(32, 0), 32), 0b11);
+    }
 
     #[test]
     fn part_masks_tile_the_slots() {
