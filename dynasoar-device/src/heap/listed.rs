@@ -370,19 +370,22 @@ pub(crate) fn for_each_allocated_in(
             // The part's slots as 32-bit words (bit `i` of word `w` is slot `part + (32 * w +
             // i) * parts`): a whole block in two words, a lane's part (at most 32 slots)
             // gathered into one, so each object costs 32-bit operations only.
-            let words = if parts == 1 {
-                [slots as u32, (slots >> 32) as u32]
+            let (mut word, mut rest) = if parts == 1 {
+                (slots as u32, (slots >> 32) as u32)
             } else {
-                [crate::reduce::gather_every(slots, parts), 0]
+                (crate::reduce::gather_every(slots, parts), 0)
             };
             let mut base = part;
-            for mut word in words {
+            loop {
                 while word != 0 {
                     let slot = base + word.trailing_zeros() * parts;
                     word &= word - 1;
                     f(RawHandle::new(kept_whole(addr), slot, objects, class));
                 }
-                base += 32 * parts;
+                if rest == 0 {
+                    break;
+                }
+                (word, rest, base) = (rest, 0, base + 32 * parts);
             }
         }
         while nonempty == 0 {
