@@ -83,7 +83,9 @@ impl Body {
 
     /// Sum the forces of all other bodies on this one, on 8 threads per body: each sums the
     /// forces of an eighth of the bodies, and the sums are added in a fixed order. (On an H200,
-    /// 8 lanes took 8.4 s for the default run, 16 lanes 9.3 s, one thread per body 16.1 s.) The
+    /// with the force kernel capped at 48 registers, 8 lanes took 4.14 s for the default run,
+    /// 16 lanes 4.60 s and 4 lanes 6.5 s, docs/results/2026-11-27-s3/nbody-variants.txt and
+    /// nbody-walk-ab.txt; one thread per body took 16.1 s before the cap.) The
     /// body itself is not skipped: `force_on` gives zero at distance 0, and comparing each
     /// other body's handle with `this` cost registers (4.77 -> 4.21 s without it, H200).
     #[parallel(lanes = 8)]
