@@ -243,8 +243,7 @@ impl<A: AllocatorSpec> Device<A> {
             let class = classes.trailing_zeros() as u8;
             classes &= classes - 1;
             // SAFETY: a live object of `class`, which is-a `T` (the store's contract).
-            self.store
-                .for_each_object_shaped(class, Self::shape(class), |raw| f(unsafe { Obj::from_raw(raw) }));
+            self.store.for_each_object(class, Self::shape(class), |raw| f(unsafe { Obj::from_raw(raw) }));
         }
     }
 
@@ -303,7 +302,7 @@ impl<A: AllocatorSpec> Device<A> {
             while classes != 0 {
                 let class = classes.trailing_zeros() as u8;
                 classes &= classes - 1;
-                self.store.for_each_object_part_shaped(class, Self::shape(class), lanes, part, |raw| {
+                self.store.for_each_object_part(class, Self::shape(class), lanes, part, |raw| {
                     // SAFETY: see above.
                     acc = fold(acc, unsafe { Obj::from_raw(raw) }, unsafe { T::load(raw) });
                 });

@@ -72,7 +72,9 @@ pub unsafe trait ObjectStore: Copy + 'static {
     fn free<T: ClassSpec>(&self, raw: RawHandle);
 
     /// Call `f` on every object of concrete class `class`, in this thread (`device_do`).
-    fn for_each_object(&self, class: u8, f: impl FnMut(RawHandle));
+    /// `shape` is what the caller's allocator fixes of the class's blocks (see [`ClassShape`];
+    /// [`ClassShape::UNKNOWN`] where nothing is), which a store may use in place of reading it.
+    fn for_each_object(&self, class: u8, shape: ClassShape, f: impl FnMut(RawHandle));
 
     /// Call `f` on this thread's share of the objects of `listing.class` listed before this
     /// launch (do-all and gather kernels): objects created during the launch are not visited.
@@ -82,11 +84,18 @@ pub unsafe trait ObjectStore: Copy + 'static {
     /// two up to 32), in the order [`for_each_object`](Self::for_each_object) visits them: one
     /// lane's share of a `device_reduce`. The parts split the objects, each object in one part,
     /// and [`for_each_object_parted`](Self::for_each_object_parted) must agree. By default the
-    /// `i`-th object visited is in part `i % parts`.
+    /// `i`-th object visited is in part `i % parts`. `shape` as for `for_each_object`.
     #[inline(always)]
-    fn for_each_object_part(&self, class: u8, parts: u32, part: u32, mut f: impl FnMut(RawHandle)) {
+    fn for_each_object_part(
+        &self,
+        class: u8,
+        shape: ClassShape,
+        parts: u32,
+        part: u32,
+        mut f: impl FnMut(RawHandle),
+    ) {
         let mut i = 0u32;
-        self.for_each_object(class, |raw| {
+        self.for_each_object(class, shape, |raw| {
             if i & (parts - 1) == part {
                 f(raw);
             }
@@ -101,35 +110,10 @@ pub unsafe trait ObjectStore: Copy + 'static {
     #[inline(always)]
     fn for_each_object_parted(&self, class: u8, parts: u32, mut f: impl FnMut(u32, RawHandle)) {
         let mut i = 0u32;
-        self.for_each_object(class, |raw| {
+        self.for_each_object(class, ClassShape::UNKNOWN, |raw| {
             f(i & (parts - 1), raw);
             i = i.wrapping_add(1);
         });
-    }
-
-    /// [`for_each_object`](Self::for_each_object), with what the caller's allocator fixes of
-    /// the class's blocks (`shape`, see [`ClassShape`]), which a store may use in place of
-    /// reading it: the same objects in the same order.
-    #[inline(always)]
-    fn for_each_object_shaped(&self, class: u8, shape: ClassShape, f: impl FnMut(RawHandle)) {
-        let _ = shape;
-        self.for_each_object(class, f);
-    }
-
-    /// [`for_each_object_part`](Self::for_each_object_part), with `shape` as in
-    /// [`for_each_object_shaped`](Self::for_each_object_shaped): the same objects in the same
-    /// order.
-    #[inline(always)]
-    fn for_each_object_part_shaped(
-        &self,
-        class: u8,
-        shape: ClassShape,
-        parts: u32,
-        part: u32,
-        f: impl FnMut(RawHandle),
-    ) {
-        let _ = shape;
-        self.for_each_object_part(class, parts, part, f);
     }
 }
 
@@ -172,22 +156,12 @@ unsafe impl ObjectStore for Heap<'static> {
     }
 
     #[inline(always)]
-    fn for_each_object(&self, class: u8, f: impl FnMut(RawHandle)) {
-        listed::for_each_allocated(self, class, ClassShape::UNKNOWN, f);
-    }
-
-    #[inline(always)]
-    fn for_each_object_part(&self, class: u8, parts: u32, part: u32, f: impl FnMut(RawHandle)) {
-        self.for_each_object_part_shaped(class, ClassShape::UNKNOWN, parts, part, f);
-    }
-
-    #[inline(always)]
-    fn for_each_object_shaped(&self, class: u8, shape: ClassShape, f: impl FnMut(RawHandle)) {
+    fn for_each_object(&self, class: u8, shape: ClassShape, f: impl FnMut(RawHandle)) {
         listed::for_each_allocated(self, class, shape, f);
     }
 
     #[inline(always)]
-    fn for_each_object_part_shaped(
+    fn for_each_object_part(
         &self,
         class: u8,
         shape: ClassShape,
@@ -277,8 +251,8 @@ unsafe impl<A: ObjectStore, B: ObjectStore> ObjectStore for Either<A, B> {
     }
 
     #[inline(always)]
-    fn for_each_object(&self, class: u8, f: impl FnMut(RawHandle)) {
-        either!(self, s => s.for_each_object(class, f))
+    fn for_each_object(&self, class: u8, shape: ClassShape, f: impl FnMut(RawHandle)) {
+        either!(self, s => s.for_each_object(class, shape, f))
     }
 
     #[inline(always)]
@@ -287,22 +261,7 @@ unsafe impl<A: ObjectStore, B: ObjectStore> ObjectStore for Either<A, B> {
     }
 
     #[inline(always)]
-    fn for_each_object_part(&self, class: u8, parts: u32, part: u32, f: impl FnMut(RawHandle)) {
-        either!(self, s => s.for_each_object_part(class, parts, part, f))
-    }
-
-    #[inline(always)]
-    fn for_each_object_parted(&self, class: u8, parts: u32, f: impl FnMut(u32, RawHandle)) {
-        either!(self, s => s.for_each_object_parted(class, parts, f))
-    }
-
-    #[inline(always)]
-    fn for_each_object_shaped(&self, class: u8, shape: ClassShape, f: impl FnMut(RawHandle)) {
-        either!(self, s => s.for_each_object_shaped(class, shape, f))
-    }
-
-    #[inline(always)]
-    fn for_each_object_part_shaped(
+    fn for_each_object_part(
         &self,
         class: u8,
         shape: ClassShape,
@@ -310,6 +269,11 @@ unsafe impl<A: ObjectStore, B: ObjectStore> ObjectStore for Either<A, B> {
         part: u32,
         f: impl FnMut(RawHandle),
     ) {
-        either!(self, s => s.for_each_object_part_shaped(class, shape, parts, part, f))
+        either!(self, s => s.for_each_object_part(class, shape, parts, part, f))
+    }
+
+    #[inline(always)]
+    fn for_each_object_parted(&self, class: u8, parts: u32, f: impl FnMut(u32, RawHandle)) {
+        either!(self, s => s.for_each_object_parted(class, parts, f))
     }
 }

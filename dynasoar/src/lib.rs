@@ -118,9 +118,9 @@ macro_rules! include_ptx {
 /// handles, block geometry, error bits and the kernels' launch parameters.
 pub mod engine {
     pub use dynasoar_device::{
-        DoAll, DoParams, Either, GatherParams, Listing, NewParams, ObjectStore, Prefetch, StoreHeader,
-        StorePtr, allocator, bitmap, block, do_all_block_threads, do_all_blocks, errors, handle, heap,
-        layout,
+        ClassShape, DoAll, DoParams, Either, GatherParams, Listing, NewParams, ObjectStore, Prefetch,
+        StoreHeader, StorePtr, allocator, bitmap, block, do_all_block_threads, do_all_blocks, errors, handle,
+        heap, layout,
     };
 }
 

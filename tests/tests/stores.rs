@@ -440,7 +440,7 @@ fn bitmap_alloc_device_do_sees_objects_made_since_the_listing() {
 /// the list and from the live bitmap.
 #[test]
 fn bitmap_alloc_parts_agree_with_the_parted_walk() {
-    use dynasoar::engine::ObjectStore;
+    use dynasoar::engine::{ClassShape, ObjectStore};
     let rt = cpu_runtime_on::<Zoo>(BITMAP, 1 << 20);
     rt.parallel_new(Cat::born, 37).unwrap();
     rt.parallel_do(Animal::tick).unwrap();
@@ -455,7 +455,7 @@ fn bitmap_alloc_parts_agree_with_the_parted_walk() {
             assert_eq!(parted.iter().map(Vec::len).sum::<usize>(), store_count(store, cat), "{what}");
             for part in 0..parts {
                 let mut own = Vec::new();
-                store.for_each_object_part(cat, parts, part, |raw| own.push(raw.0));
+                store.for_each_object_part(cat, ClassShape::UNKNOWN, parts, part, |raw| own.push(raw.0));
                 assert_eq!(own, parted[part as usize], "{what}: part {part} of {parts}");
             }
         }
@@ -474,7 +474,7 @@ fn bitmap_alloc_parts_agree_with_the_parted_walk() {
 fn aos_store_parts_agree_with_the_parted_walk() {
     use dynasoar::baselines::aos::{AosHeader, AosStore};
     use dynasoar::baselines::host::AosHeap;
-    use dynasoar::engine::ObjectStore;
+    use dynasoar::engine::{ClassShape, ObjectStore};
     let rt = cpu_runtime_on::<Zoo>(StoreChoice::Malloc(MallocKind::Atomic), 1 << 20);
     rt.parallel_new(Cat::born, 37).unwrap();
     rt.parallel_do(Animal::tick).unwrap();
@@ -492,7 +492,7 @@ fn aos_store_parts_agree_with_the_parted_walk() {
         store.for_each_object_parted(cat, parts, |part, raw| parted[part as usize].push(raw.0));
         for part in 0..parts {
             let mut own = Vec::new();
-            store.for_each_object_part(cat, parts, part, |raw| own.push(raw.0));
+            store.for_each_object_part(cat, ClassShape::UNKNOWN, parts, part, |raw| own.push(raw.0));
             assert_eq!(own, parted[part as usize], "part {part} of {parts}");
             let expected: Vec<u64> =
                 all.iter().skip(part as usize).step_by(parts as usize).copied().collect();

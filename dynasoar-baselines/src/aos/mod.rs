@@ -30,7 +30,7 @@ use dynasoar_device::arch::atomic::{Atomic32, Atomic64};
 use dynasoar_device::arch::{self, WarpGroup};
 use dynasoar_device::errors;
 use dynasoar_device::handle::RawHandle;
-use dynasoar_device::{ClassSpec, Concrete, Listing, ObjectStore};
+use dynasoar_device::{ClassShape, ClassSpec, Concrete, Listing, ObjectStore};
 use dynasoar_device::{Plain, heap::MAX_CLASSES};
 
 /// Marks an AOS store's header (a SOA heap's header starts with `heap::HEAP_MAGIC`).
@@ -452,7 +452,7 @@ unsafe impl ObjectStore for AosStore {
     }
 
     #[inline(always)]
-    fn for_each_object(&self, class: u8, f: impl FnMut(RawHandle)) {
+    fn for_each_object(&self, class: u8, _shape: ClassShape, f: impl FnMut(RawHandle)) {
         self.for_each_live(class, f);
     }
 
@@ -462,7 +462,14 @@ unsafe impl ObjectStore for AosStore {
     }
 
     #[inline(always)]
-    fn for_each_object_part(&self, class: u8, parts: u32, part: u32, f: impl FnMut(RawHandle)) {
+    fn for_each_object_part(
+        &self,
+        class: u8,
+        _shape: ClassShape,
+        parts: u32,
+        part: u32,
+        f: impl FnMut(RawHandle),
+    ) {
         self.for_each_live_part(class, parts, part, f);
     }
 

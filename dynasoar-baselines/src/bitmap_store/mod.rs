@@ -60,7 +60,7 @@ use dynasoar_device::bitmap::{Bitmap, BitmapGeometry};
 use dynasoar_device::errors;
 use dynasoar_device::handle::RawHandle;
 use dynasoar_device::heap::MAX_CLASSES;
-use dynasoar_device::{ClassSpec, Concrete, Listing, ObjectStore, Plain};
+use dynasoar_device::{ClassShape, ClassSpec, Concrete, Listing, ObjectStore, Plain};
 
 /// Marks a BitmapAlloc store's header.
 pub const BITMAP_MAGIC: u64 = 0x4249_544d_5f73_746f; // "BITM_sto"
@@ -494,7 +494,7 @@ unsafe impl ObjectStore for BitmapStore {
     }
 
     #[inline(always)]
-    fn for_each_object(&self, class: u8, f: impl FnMut(RawHandle)) {
+    fn for_each_object(&self, class: u8, _shape: ClassShape, f: impl FnMut(RawHandle)) {
         self.for_each_live(class, f);
     }
 
@@ -504,7 +504,14 @@ unsafe impl ObjectStore for BitmapStore {
     }
 
     #[inline(always)]
-    fn for_each_object_part(&self, class: u8, parts: u32, part: u32, f: impl FnMut(RawHandle)) {
+    fn for_each_object_part(
+        &self,
+        class: u8,
+        _shape: ClassShape,
+        parts: u32,
+        part: u32,
+        f: impl FnMut(RawHandle),
+    ) {
         self.for_each_live_part(class, parts, part, f);
     }
 }
