@@ -183,8 +183,8 @@ impl BlockHeader {
     }
 }
 
-/// What a class's allocator fixes at compile time of its blocks ([`AllocatorSpec`]
-/// (crate::AllocatorSpec)'s `CLASSES` and `BLOCK_BYTES`), for the walks of `device_do` and
+/// What a class's allocator fixes at compile time of its blocks
+/// ([`AllocatorSpec`](crate::AllocatorSpec)'s `CLASSES` and `BLOCK_BYTES`), for the walks of `device_do` and
 /// `device_reduce`: with them constants of the kernel, DynaSOAr's heap computes the blocks'
 /// and the fields' addresses without holding them in registers. Zero means not known (the
 /// store reads the heap's own). A heap made for an allocator has the allocator's geometry
