@@ -40,7 +40,8 @@ pub const fn part_mask(parts: u32, part: u32) -> u64 {
 /// count of at least 2. A lane of a `device_reduce` then walks its part of a block's slots
 /// with 32-bit operations (its part holds at most 32 of the 64). Neighbouring groups of bits
 /// are merged, doubling their width, until one is left: log2(64 / parts) steps of a shift and
-/// two masks, which fold to constants where `parts` is one.
+/// two masks, whose amounts and masks fold to constants where `parts` is a constant of the
+/// kernel (a method's `lanes`).
 #[inline(always)]
 pub const fn gather_every(x: u64, parts: u32) -> u32 {
     let (mut x, mut width, mut spacing) = (x, 1u32, parts);
