@@ -35,6 +35,32 @@ pub const fn part_mask(parts: u32, part: u32) -> u64 {
     every << part
 }
 
+/// The position of the set bit of `x` that has `rank` set bits below it; 64 where `x` has no
+/// more than `rank` set bits: a population count per half, then a binary search of five
+/// steps in one 32-bit half (selects, no branches). A do-all with lanes finds the object of
+/// its run with it (`heap::listed::for_each_listed`).
+#[inline(always)]
+pub const fn select_bit(x: u64, rank: u32) -> u32 {
+    let low = x as u32;
+    let in_low = low.count_ones();
+    let (mut word, mut rank, mut at) =
+        if rank < in_low { (low, rank, 0) } else { ((x >> 32) as u32, rank - in_low, 32) };
+    if rank >= word.count_ones() {
+        return 64;
+    }
+    let mut width = 16;
+    while width > 0 {
+        let here = (word & ((1u32 << width) - 1)).count_ones();
+        if rank >= here {
+            rank -= here;
+            word >>= width;
+            at += width;
+        }
+        width /= 2;
+    }
+    at
+}
+
 /// The bits of `x` at slots `0, parts, 2 * parts, ...` gathered into the low bits (bit `k` of
 /// the result is bit `k * parts` of `x`); `x` has no other bits set, `parts` is a valid lane
 /// count of at least 2. A lane of a `device_reduce` then walks its part of a block's slots
@@ -139,6 +165,7 @@ pub const fn threads_per_object(lanes: u32) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::vec::Vec;
 
     #[test]
     fn gather_every_keeps_every_parts_th_bit_in_order() {
@@ -170,6 +197,35 @@ mod tests {
                 }
             }
             assert_eq!(all, u64::MAX);
+        }
+    }
+
+    /// A xorshift sequence of 64-bit masks, with the edge cases first.
+    fn masks() -> impl Iterator<Item = u64> {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        [0u64, 1, u64::MAX, 1 << 63, 0xffff_ffff, 0xffff_ffff_0000_0000].into_iter().chain((0..3000).map(
+            move |i| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                // Sparse and dense masks too.
+                match i % 3 {
+                    0 => x,
+                    1 => x & (x >> 1) & (x >> 2),
+                    _ => x | (x >> 3),
+                }
+            },
+        ))
+    }
+
+    #[test]
+    fn select_bit_finds_the_set_bit_of_each_rank() {
+        for x in masks() {
+            let set: Vec<u32> = (0..64).filter(|&b| x >> b & 1 == 1).collect();
+            for rank in 0..=65u32 {
+                let want = set.get(rank as usize).copied().unwrap_or(64);
+                assert_eq!(select_bit(x, rank), want, "{x:#x} rank {rank}");
+            }
         }
     }
 

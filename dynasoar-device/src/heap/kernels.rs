@@ -732,6 +732,72 @@ mod tests {
         }
     }
 
+    /// A do-all with lanes (`for_each_listed`, `lanes` > 1) gives run `k` of a listed block
+    /// (`lanes` consecutive threads) the block's object of rank `k`: every object of the
+    /// listing once per lane of one run, runs past a block's objects idle.
+    #[test]
+    fn a_do_all_with_lanes_packs_each_blocks_objects_onto_its_first_runs() {
+        use crate::handle::RawHandle;
+        use crate::heap::listed::for_each_listed;
+        use crate::reduce::select_bit;
+        for (blocks, seed) in [(30u64, 11u64), (700, 12)] {
+            let mut heap = TestHeap::new(blocks);
+            let mut rng = Rng::new(seed, 1);
+            for i in 0..blocks {
+                if rng.below(3) != 0 {
+                    let full = rng.below(4) == 0;
+                    heap.allocate((i % 2) as u8, i, if full { u64::MAX } else { rng.next_u64() | 1 }, 0);
+                }
+            }
+            for class in [0u8, 1] {
+                let n = CLASSES[class as usize];
+                let parity = heap.parity[class as usize];
+                let listed = heap.enumerate(class, Form::Flat, 2, 64);
+                let h = heap.heap();
+                let snapshot_of = |raw: RawHandle| {
+                    listed.iter().find(|&&(i, _)| h.block_addr(i as u64) == raw.block_addr()).unwrap().1
+                };
+                for lanes in [2u32, 8, 32] {
+                    // 3 thread blocks of N runs each: the grid strides over 3 listed blocks.
+                    let (grid, threads) = (3u32, n * lanes);
+                    let mut seen = Vec::new();
+                    for block_idx in 0..grid {
+                        for thread_idx in 0..threads {
+                            let coords =
+                                LaunchCoords { block_idx, thread_idx, block_dim: threads, grid_dim: grid };
+                            let t = block_idx * threads + thread_idx;
+                            with_launch_coords(coords, || {
+                                for_each_listed(&h, class, n, parity, lanes, |raw| seen.push((t, raw)))
+                            });
+                        }
+                    }
+                    assert_eq!(h.state().errors.load(), 0);
+                    for &(t, raw) in &seen {
+                        let rank = (t / lanes) % n;
+                        assert_eq!(
+                            raw.slot(),
+                            select_bit(snapshot_of(raw), rank),
+                            "class {class}, {lanes} lanes, thread {t}"
+                        );
+                    }
+                    let mut want: Vec<RawHandle> = listed
+                        .iter()
+                        .flat_map(|&(i, objects)| {
+                            (0..64)
+                                .filter(move |s| objects >> s & 1 == 1)
+                                .map(move |s| RawHandle::new(h.block_addr(i as u64), s, n, class))
+                        })
+                        .flat_map(|raw| std::iter::repeat_n(raw, lanes as usize))
+                        .collect();
+                    let mut got: Vec<RawHandle> = seen.iter().map(|&(_, raw)| raw).collect();
+                    want.sort_unstable_by_key(|r| r.0);
+                    got.sort_unstable_by_key(|r| r.0);
+                    assert_eq!(got, want, "{blocks} blocks, class {class}, {lanes} lanes");
+                }
+            }
+        }
+    }
+
     /// A walk told a shape the heap does not have (another allocator's objects per block or
     /// block size) raises `WRONG_HEAP` and visits nothing; the heap's own shape walks.
     #[test]

@@ -51,7 +51,8 @@ fn stated_block(block: u64) -> u64 {
 /// H200 that took traffic from 2.33 to 2.17 s (the field-access benchmark did not move).
 ///
 /// With `lanes` > 1 (a method's `lanes`, a power of two up to a warp), each run of `lanes`
-/// consecutive threads shares one slot: the loop runs as if the grid had a thread per run.
+/// consecutive threads shares one object: the loop runs as if the grid had a thread per run,
+/// and run `k` of a block visits the block's `k`-th object (in slot order) instead of slot `k`.
 #[inline(always)]
 pub(crate) fn for_each_listed(
     heap: &Heap<'_>,
@@ -79,20 +80,36 @@ pub(crate) fn for_each_listed(
         return;
     }
     let (slot, step) = (first % n, stride / n);
-    // A thread tests one bit of each 64-bit snapshot: it loads only the (little-endian) half
-    // that holds it.
+    // With lanes, run `slot` of a block takes the block's object of rank `slot` (the one with
+    // `slot` objects below it), if it has that many: a block's objects go to its first runs,
+    // so the slots of dead objects leave whole warps idle instead of some runs in every warp,
+    // whose live runs loop as long as a full warp's. (Collision's bodies die: after 1000 steps
+    // 14k of them lie in the 40k slots they started in; on 8 lanes this took its default run
+    // from 14.6 to 12.2 s on an H200, docs/results/2026-11-27-s4/.) Without lanes a thread
+    // keeps its slot, and tests one bit of each 64-bit snapshot: it loads only the
+    // (little-endian) half that holds it.
+    let dense = lanes > 1;
     let (half, bit) = ((slot / 32) as usize, 1u32 << (slot % 32));
     let (blocks_at, block_bytes) = heap.block_geometry();
     let list = heap.enum_list(class);
-    let snapshots = heap.enum_snapshots(class) as *const u32;
+    let snapshots = heap.enum_snapshots(class) as *const u64;
     // Plain loads: the enumeration kernel wrote the list and the snapshots before this launch,
     // and nothing changes them during it. (Atomic loads would serialise each thread's
     // iterations behind compiler barriers.) An object whose snapshot bit is set existed at
     // launch and stays alive until its own thread has visited it, so its block is not reused
     // before.
+    // An entry is the block's index and, with lanes, the slot of this run's object (64 if
+    // none: found as the entry is loaded, so that the loop holds no more registers than
+    // without lanes), else the half of the snapshot that holds this thread's slot.
     // SAFETY: called with `position < blocks`, entries the enumeration wrote.
     let entry = |position: u32| unsafe {
-        (list.add(position as usize).read(), snapshots.add(2 * position as usize + half).read())
+        let index = list.add(position as usize).read();
+        let value = if dense {
+            crate::reduce::select_bit(snapshots.add(position as usize).read(), slot)
+        } else {
+            (snapshots as *const u32).add(2 * position as usize + half).read()
+        };
+        (index, value)
     };
     let mut current = entry(position);
     loop {
@@ -102,8 +119,12 @@ pub(crate) fn for_each_listed(
         // from hoisting the load itself). On the last round, a listed entry that goes unused:
         // no branch and no placeholder value.
         let next = entry(ahead.min(blocks - 1));
-        let (index, snapshot) = current;
-        if snapshot & bit != 0 {
+        let (index, value) = current;
+        if dense {
+            if value < 64 {
+                f(RawHandle::new(block_address(blocks_at, block_bytes, index), value, n, class));
+            }
+        } else if value & bit != 0 {
             f(RawHandle::new(block_address(blocks_at, block_bytes, index), slot, n, class));
         }
         if ahead >= blocks {
