@@ -18,6 +18,8 @@ fn main() {
         .max_registers_for("__GolHeap__", 80)
         .max_registers_for("__TrafficHeap__ProducerCell__create_car", 64)
         .max_registers_for("__NbodyHeap__Body__compute_force", 48)
+        .max_registers_for("__CollisionHeap__Particle__compute_force", 48)
+        .max_registers_for("__CollisionHeap__Particle__prepare_merge", 48)
         .embed_as("models");
     dynasoar_build::PtxBuilder::new("../models").aos().embed_as("models-aos");
     dynasoar_build::PtxBuilder::new("../models").bitmap_alloc().embed_as("models-bitmap");
