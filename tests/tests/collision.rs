@@ -70,6 +70,39 @@ fn rules_pick_the_nearest_heavier_body_and_merge_inelastically() {
     assert_eq!((pos, vel, mass), (Vec2::new(1.0, 0.0), Vec2::new(0.75, 0.5), 4.0));
 }
 
+/// `prepare_merge` splits its search among lanes: the best of each part, combined with
+/// `prefers` in any grouping, is the candidate one search over all bodies finds.
+#[test]
+fn the_nearest_of_parts_is_the_nearest_of_all() {
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    for round in 0..500 {
+        // Distances from a few values, so that ties between ids occur.
+        let candidates: Vec<(f32, u32)> =
+            (0..(next() % 40) as u32).map(|id| ((next() % 6) as f32 * 0.01, (id * 7 + round) % 97)).collect();
+        let search = |part: &[(f32, u32)]| {
+            let mut n = Nearest::new(0.05);
+            for &(d, id) in part {
+                n.offer(d, || id);
+            }
+            n
+        };
+        let all = search(&candidates);
+        for parts in [2usize, 3, 8] {
+            let split: Vec<Nearest> = (0..parts)
+                .map(|p| search(&candidates.iter().copied().skip(p).step_by(parts).collect::<Vec<_>>()))
+                .collect();
+            let best = split.into_iter().reduce(|a, b| if a.prefers(&b) { b } else { a }).unwrap();
+            assert_eq!((best.dist2, best.id), (all.dist2, all.id), "round {round}, {parts} parts");
+        }
+    }
+}
+
 #[test]
 fn bodies_merge_and_mass_and_bodies_are_kept() {
     let cfg = dense(800, 30, 0.04);

@@ -3,11 +3,13 @@
 //!
 //! Each step runs the paper's six do-all operations:
 //!
-//! 1. `compute_force`: every body sums the gravity of all others (`device_do`);
+//! 1. `compute_force`: every body sums the gravity of all others (`device_reduce`, on 8
+//!    threads per body);
 //! 2. `update`: every body moves under its force, bouncing off the walls of [-1, 1]^2;
 //! 3. `initialize_merge`: every body clears its merge state;
-//! 4. `prepare_merge`: every body looks (`device_do`) for the nearest *heavier* body within the
-//!    merge threshold and bids for it: an atomic minimum of the bidders' ids on the target;
+//! 4. `prepare_merge`: every body looks (`device_reduce`, on 8 threads per body) for the
+//!    nearest *heavier* body within the merge threshold and bids for it: an atomic minimum of
+//!    the bidders' ids on the target;
 //! 5. `perform_merge`: a body whose bid won, and whose target is not itself merging into a
 //!    third body (no chains), merges into the target (perfectly inelastic collision: masses add,
 //!    momentum and centre of mass are kept) and marks itself merged;
