@@ -82,11 +82,12 @@ fn the_nearest_of_parts_is_the_nearest_of_all() {
         x
     };
     for round in 0..500 {
-        // Distances from a few values, so that ties between ids occur.
+        // Squared distances from a few values, so that ties between ids occur; those of 0.07
+        // lie beyond the threshold (0.25^2 = 0.0625).
         let candidates: Vec<(f32, u32)> =
-            (0..(next() % 40) as u32).map(|id| ((next() % 6) as f32 * 0.01, (id * 7 + round) % 97)).collect();
+            (0..(next() % 40) as u32).map(|id| ((next() % 8) as f32 * 0.01, (id * 7 + round) % 97)).collect();
         let search = |part: &[(f32, u32)]| {
-            let mut n = Nearest::new(0.05);
+            let mut n = Nearest::new(0.25);
             for &(d, id) in part {
                 n.offer(d, || id);
             }

@@ -147,12 +147,14 @@ impl Nearest {
         false
     }
 
-    /// Whether `other`, the best of other bodies, is a better candidate than this one: nearer,
-    /// or as near with a smaller id (what [`offer`](Self::offer) would pick; so combining the
-    /// best of parts gives the best of all, in any order).
+    /// Whether `other`, the best of other bodies, is a better candidate than this one: whether
+    /// [`offer`](Self::offer) would take it (nearer, or as near with a smaller id; a search
+    /// that found nothing is offered at the threshold, never taken), so combining the best of
+    /// parts gives the best of all, in any order.
     #[inline(always)]
     pub fn prefers(&self, other: &Nearest) -> bool {
-        other.dist2 < self.dist2 || (other.dist2 == self.dist2 && other.found() && other.id < self.id)
+        let mut best = *self;
+        best.offer(other.dist2, || other.id)
     }
 
     /// Whether a candidate was found.
