@@ -37,8 +37,8 @@ pub const fn part_mask(parts: u32, part: u32) -> u64 {
 
 /// The position of the set bit of `x` that has `rank` set bits below it; 64 where `x` has no
 /// more than `rank` set bits: a population count per half, then a binary search of five
-/// steps in one 32-bit half (selects, no branches). A do-all with lanes finds the object of
-/// its run with it (`heap::listed::for_each_listed`).
+/// steps in one 32-bit half (selects; the one branch is for a rank past the last set bit). A
+/// do-all with lanes finds the object of its run with it (`heap::listed::for_each_listed`).
 #[inline(always)]
 pub const fn select_bit(x: u64, rank: u32) -> u32 {
     let low = x as u32;
@@ -169,11 +169,7 @@ mod tests {
 
     #[test]
     fn gather_every_keeps_every_parts_th_bit_in_order() {
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        for _ in 0..2000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+        for x in masks() {
             for parts in [2u32, 4, 8, 16, 32] {
                 let picked = x & part_mask(parts, 0);
                 let want = (0..64 / parts).fold(0u32, |w, k| w | ((picked >> (k * parts) & 1) as u32) << k);

@@ -84,10 +84,11 @@ pub(crate) fn for_each_listed(
     // `slot` objects below it), if it has that many: a block's objects go to its first runs,
     // so the slots of dead objects leave whole warps idle instead of some runs in every warp,
     // whose live runs loop as long as a full warp's. (Collision's bodies die: after 1000 steps
-    // 14k of them lie in the 40k slots they started in; on 8 lanes this took its default run
-    // from 14.6 to 12.2 s on an H200, docs/results/2026-11-27-s4/.) Without lanes a thread
-    // keeps its slot, and tests one bit of each 64-bit snapshot: it loads only the
-    // (little-endian) half that holds it.
+    // 14k of them lie in the 40k slots they started in. On an H200, in one call, its default
+    // run took 12.3-12.6 s on 8 lanes with this against 14.7 s with one thread per body, and
+    // 13.4 s on 4 lanes without it: docs/results/2026-11-27-s4/packing-ab.txt.) Without
+    // lanes a thread keeps its slot, and tests one bit of each 64-bit snapshot: it loads only
+    // the (little-endian) half that holds it.
     let dense = lanes > 1;
     let (half, bit) = ((slot / 32) as usize, 1u32 << (slot % 32));
     let (blocks_at, block_bytes) = heap.block_geometry();

@@ -225,9 +225,10 @@ impl Particle {
     /// the forces of an eighth of the bodies, and the sums are added in a fixed order (as
     /// n-body's `compute_force`; its own force is zero, as `force_on` gives for distance 0).
     /// With this and step 4 on 8 lanes, both capped at 48 registers, the default run took
-    /// 12.2 s on an H200, against 14.7 s with one thread per body and 12.9 s on 4 lanes
-    /// (docs/results/2026-11-27-s4/); before the do-all packed each block's live bodies onto
-    /// its first lane groups, 8 lanes were no faster than one thread per body.
+    /// 12.3-12.6 s on an H200, against 14.7 s with one thread per body and 12.9 s on 4 lanes,
+    /// in one call (docs/results/2026-11-27-s4/packing-ab.txt); before the do-all packed each
+    /// block's live bodies onto its first lane groups, 8 lanes were no faster than one thread
+    /// per body (collision-lanes-625d1fc.txt there).
     #[parallel(lanes = 8)]
     pub fn compute_force(this: Obj<Self>, dev: &Device<CollisionHeap>, p: Physics) {
         let (me, my_mass) = (this.pos(), this.mass());
