@@ -679,8 +679,10 @@ mod tests {
 
     /// `device_do`'s and `device_reduce`'s walk (`for_each_allocated_in`) visits the objects
     /// of the live bitmaps in block order and, in a block, in slot order, a part `s % parts ==
-    /// part` of them each, with or without the allocator's shape: the order the folds of
-    /// `device_reduce` depend on (the CPU backend and the GPU must agree bit for bit).
+    /// part` of them each, with or without the allocator's shape (with it, parts of at most 8
+    /// slots take the walk's unrolled form: 40 or 64 objects on 8, 16 or 32 parts): the order
+    /// the folds of `device_reduce` depend on (the CPU backend and the GPU must agree bit for
+    /// bit).
     #[test]
     fn the_walk_visits_objects_in_block_and_slot_order() {
         use crate::block::ClassShape;
@@ -714,7 +716,7 @@ mod tests {
                     }
                     let exact = ClassShape { objects: n, block_bytes: BLOCK_BYTES as u32 };
                     for shape in [ClassShape::UNKNOWN, exact] {
-                        for parts in [1u32, 2, 8, 32] {
+                        for parts in [1u32, 2, 4, 8, 16, 32] {
                             for part in 0..parts {
                                 let mut seen = Vec::new();
                                 for_each_allocated_in(&h, class, shape, parts, part, |raw| seen.push(raw));
