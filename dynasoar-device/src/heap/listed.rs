@@ -392,33 +392,36 @@ pub(crate) fn for_each_allocated_in(
             let addr = block_address(blocks_at, block_bytes, index);
             let header = crate::heap::block_at(addr);
             let live = near_load(&header.alloc) & near_load(&header.handed) & objects_mask;
-            // A full block whose parts hold at most 8 slots each (64 objects on 8 lanes), their
-            // count a constant of the kernel: one copy of the visit per position, so no slot is
-            // found by a count of trailing zeros and the block's bits are not gathered (n-body
-            // on an H200: 3.89 -> 3.48 s). Only full blocks: a lane's objects in a block with
-            // free slots sit at other positions than its neighbours', and a warp would run every
-            // position any of its lanes has (collision, whose bodies merge: 12.2 -> 15.9 s when
-            // every block went this way); the loop below runs each lane's objects one after the
-            // other. Same objects, same order as the loop.
+            let slots = live >> part & every;
+            // A block with at most an eighth of its slots free, whose parts hold at most 8 slots
+            // each (64 objects on 8 lanes), their count a constant of the kernel: one copy of
+            // the visit per position, each testing its slot's bit, so no slot is found by a
+            // count of trailing zeros and the block's bits are not gathered. Only dense blocks
+            // (the same for every lane of a warp, which walk the same blocks): a warp runs every
+            // position any of its lanes has, where the loop below runs each lane's objects one
+            // after the other, fewer where blocks have free slots. Measured on an H200 (in
+            // docs/results/2026-11-27-s5/): with every block taking this form, n-body
+            // (no body freed) ran 3.89 -> 3.49 s and collision (whose bodies merge and leave free
+            // slots) 12.2 -> 15.9 s; with it for full blocks only, without the bit tests, both
+            // were slower (4.27 s and 12.8 s). Same objects, same order as the loop.
             if shape.objects != 0
                 && parts > 1
                 && objects <= UNROLLED_POSITIONS * parts
-                && live == objects_mask
+                && live.count_ones() + objects / 8 >= objects
             {
-                let at = kept_whole(addr);
+                let (at, here, positions) =
+                    (kept_whole(addr), kept_below(part, parts), objects.div_ceil(parts));
                 macro_rules! visit_positions {
                     ($($i:literal)*) => {$(
-                        // A constant where `parts` divides `objects` (8 lanes, 64 objects).
-                        if part + $i * parts < objects {
-                            let slot = kept_below(part + $i * parts, objects, at);
-                            f(RawHandle::new(at, slot, objects, class));
+                        // `$i < positions`: the shift is below `objects`, at most 64.
+                        if $i < positions && slots & (1u64 << ($i * parts)) != 0 {
+                            f(RawHandle::new(at, here + $i * parts, objects, class));
                         }
                     )*};
                 }
                 visit_positions!(0 1 2 3 4 5 6 7);
                 continue;
             }
-            let slots = live >> part & every;
             // The part's slots as 32-bit words (bit `i` of word `w` is slot `part + (32 * w +
             // i) * parts`): a whole block in two words, a lane's part (at most 32 slots)
             // gathered into one, so each object costs 32-bit operations only.
@@ -476,28 +479,26 @@ fn kept_whole(addr: u64) -> u64 {
     stated_block(addr)
 }
 
-/// `slot` (below `objects`), a slot of the block at `at`, hidden from the compiler's
-/// hoisting: computed per block (its asm names the block's address), so the slots of a
-/// part's positions take no registers across the walk, and their field addresses are the
-/// block's plus a multiple of the slot (one multiply-add each), where the compiler would
-/// otherwise merge the slot's bits into the block's (two 64-bit operations).
+/// `part` (below `parts`), hidden from the compiler's hoisting as [`kept_whole`] hides a
+/// block's address: the field addresses of the unrolled walk's positions are then computed
+/// in the walk from the block's address and each position's slot, where the compiler would
+/// otherwise keep one sum per field and position across it (16 register pairs in n-body's
+/// force kernel, which spilled 124 bytes at its 48-register cap).
 #[inline(always)]
-fn kept_below(slot: u32, objects: u32, at: u64) -> u32 {
+fn kept_below(part: u32, parts: u32) -> u32 {
     #[cfg(target_arch = "nvptx64")]
-    let slot = {
+    let part = {
         let out: u32;
-        // SAFETY: a register move (the block's address is named in a comment only).
+        // SAFETY: a register move.
         unsafe {
-            core::arch::asm!("mov.b32 {o}, {i}; // {a}", i = in(reg32) slot, a = in(reg64) at, o = out(reg32) out,
+            core::arch::asm!("mov.b32 {o}, {i};", i = in(reg32) part, o = out(reg32) out,
                 options(nomem, nostack, preserves_flags));
         }
         out
     };
-    #[cfg(not(target_arch = "nvptx64"))]
-    let _ = at;
-    // SAFETY: the callers' slot is below their block's object count.
-    unsafe { core::hint::assert_unchecked(slot < objects) };
-    slot
+    // SAFETY: the callers' part is below their part count.
+    unsafe { core::hint::assert_unchecked(part < parts) };
+    part
 }
 
 /// A relaxed load of an atomic word at SM scope (`ld.relaxed.cta`): the multiprocessor's L1
