@@ -679,11 +679,8 @@ mod tests {
 
     /// `device_do`'s and `device_reduce`'s walk (`for_each_allocated_in`) visits the objects
     /// of the live bitmaps in block order and, in a block, in slot order, a part `s % parts ==
-    /// part` of them each, with or without the allocator's shape (with it, full blocks and
-    /// blocks filled from slot 0 whose parts hold at most 8 slots take the walk's unrolled
-    /// form: 40 or 64 objects on 8, 16 or 32 parts): the order
-    /// the folds of `device_reduce` depend on (the CPU backend and the GPU must agree bit for
-    /// bit).
+    /// part` of them each, with or without the allocator's shape: the order the folds of
+    /// `device_reduce` depend on (the CPU backend and the GPU must agree bit for bit).
     #[test]
     fn the_walk_visits_objects_in_block_and_slot_order() {
         use crate::block::ClassShape;
@@ -697,8 +694,8 @@ mod tests {
                 for i in 0..blocks {
                     let roll = rng.below(1000);
                     if roll < density {
-                        // A quarter of the blocks full and a quarter filled from slot 0 (the
-                        // walk's unrolled form, below), the others anywhere.
+                        // A quarter of the blocks full, a quarter filled from slot 0 and the
+                        // others anywhere.
                         let objects = match rng.below(4) {
                             0 => u64::MAX,
                             1 => u64::MAX >> rng.below(64),

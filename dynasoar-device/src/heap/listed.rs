@@ -391,40 +391,7 @@ pub(crate) fn for_each_allocated_in(
             bits &= bits - 1;
             let addr = block_address(blocks_at, block_bytes, index);
             let header = crate::heap::block_at(addr);
-            let live = near_load(&header.alloc) & near_load(&header.handed) & objects_mask;
-            let slots = live >> part & every;
-            // A lane's part of at most 8 slots (64 objects on 8 lanes), their count a constant
-            // of the kernel: one copy of the visit per position (slots `i * parts` to `(i + 1) *
-            // parts - 1` are position `i` of the block's parts), each testing its slot's bit, so
-            // no slot is found by a count of trailing zeros and the block's bits are not
-            // gathered. A warp runs every position any of its lanes has, where the loop below
-            // runs each lane's objects one after the other: so only blocks whose objects take
-            // no more positions than the loop's fewest rounds (full blocks, and blocks filled
-            // from their first slots, as `parallel_new` fills them), the same for every lane of
-            // a warp (they walk the same blocks). Measured on an H200
-            // (docs/results/2026-11-27-s5/): with every block taking this form, n-body (no
-            // body freed) ran 3.89 -> 3.49 s and collision (whose bodies merge and leave free
-            // slots anywhere) 12.2 -> 15.9 s; with it for full blocks only, without the bit
-            // tests, both were slower (4.27 and 12.8 s); for blocks at most an eighth free, both
-            // ran as before. Same objects, same order as the loop.
-            if shape.objects != 0
-                && parts > 1
-                && objects <= UNROLLED_POSITIONS * parts
-                && positions_taken(live, parts) <= live.count_ones().div_ceil(parts)
-            {
-                let (at, here, positions) =
-                    (kept_whole(addr), kept_below(part, parts), objects.div_ceil(parts));
-                macro_rules! visit_positions {
-                    ($($i:literal)*) => {$(
-                        // `$i < positions`: the shift is below `objects`, at most 64.
-                        if $i < positions && slots & (1u64 << ($i * parts)) != 0 {
-                            f(RawHandle::new(at, here + $i * parts, objects, class));
-                        }
-                    )*};
-                }
-                visit_positions!(0 1 2 3 4 5 6 7);
-                continue;
-            }
+            let slots = (near_load(&header.alloc) & near_load(&header.handed) & objects_mask) >> part & every;
             // The part's slots as 32-bit words (bit `i` of word `w` is slot `part + (32 * w +
             // i) * parts`): a whole block in two words, a lane's part (at most 32 slots)
             // gathered into one, so each object costs 32-bit operations only.
@@ -460,24 +427,6 @@ pub(crate) fn for_each_allocated_in(
     }
 }
 
-/// How many positions of a block's parts hold objects: groups of `parts` consecutive slots
-/// of `live` with a slot set (`parts` a valid lane count of at least 2; shifts and masks that
-/// fold to constants where `parts` is a constant of the kernel).
-#[inline(always)]
-fn positions_taken(live: u64, parts: u32) -> u32 {
-    let mut any = live;
-    let mut width = parts / 2;
-    while width > 0 {
-        any |= any >> width;
-        width /= 2;
-    }
-    (any & crate::reduce::part_mask(parts, 0)).count_ones()
-}
-
-/// The most positions of a part a `device_reduce` lane visits one copy each of (see
-/// [`for_each_allocated_in`]).
-const UNROLLED_POSITIONS: u32 = 8;
-
 /// `addr` (a block's address), hidden from the compiler's hoisting: each object's field
 /// addresses are then computed from the block's address in the loop, where the compiler would
 /// otherwise keep one sum per field the method reads across it (a register pair each).
@@ -494,28 +443,6 @@ fn kept_whole(addr: u64) -> u64 {
         out
     };
     stated_block(addr)
-}
-
-/// `part` (below `parts`), hidden from the compiler's hoisting as [`kept_whole`] hides a
-/// block's address: the field addresses of the unrolled walk's positions are then computed
-/// in the walk from the block's address and each position's slot, where the compiler would
-/// otherwise keep one sum per field and position across it (16 register pairs in n-body's
-/// force kernel, which spilled 124 bytes at its 48-register cap).
-#[inline(always)]
-fn kept_below(part: u32, parts: u32) -> u32 {
-    #[cfg(target_arch = "nvptx64")]
-    let part = {
-        let out: u32;
-        // SAFETY: a register move.
-        unsafe {
-            core::arch::asm!("mov.b32 {o}, {i};", i = in(reg32) part, o = out(reg32) out,
-                options(nomem, nostack, preserves_flags));
-        }
-        out
-    };
-    // SAFETY: the callers' part is below their part count.
-    unsafe { core::hint::assert_unchecked(part < parts) };
-    part
 }
 
 /// A relaxed load of an atomic word at SM scope (`ld.relaxed.cta`): the multiprocessor's L1
@@ -540,30 +467,5 @@ fn near_load(word: &crate::arch::atomic::Atomic64) -> u64 {
     #[cfg(not(target_arch = "nvptx64"))]
     {
         word.load()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::positions_taken;
-
-    /// `positions_taken` counts the groups of `parts` consecutive slots with an object, as a
-    /// loop over the groups does.
-    #[test]
-    fn positions_taken_counts_the_groups_with_an_object() {
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        for _ in 0..2000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            // Sparse, dense and prefix masks.
-            for live in [x, x & (x >> 3) & (x >> 5), x | (x >> 2), u64::MAX >> (x % 64), 0] {
-                for parts in [2u32, 4, 8, 16, 32] {
-                    let group = u64::MAX >> (64 - parts);
-                    let want = (0..64 / parts).filter(|g| live >> (g * parts) & group != 0).count() as u32;
-                    assert_eq!(positions_taken(live, parts), want, "{live:#x}, {parts} parts");
-                }
-            }
-        }
     }
 }
