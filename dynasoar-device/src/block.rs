@@ -196,11 +196,16 @@ pub struct ClassShape {
     pub objects: u32,
     /// Bytes per block of its heap, or 0.
     pub block_bytes: u32,
+    /// The caller expects the class's blocks to be full or nearly (a method declared with
+    /// `#[parallel(lanes = L, dense)]`): a store may then walk them in a form that is faster
+    /// for full blocks and slower for blocks with free slots here and there. The objects
+    /// visited and their order are the same either way.
+    pub dense: bool,
 }
 
 impl ClassShape {
     /// Nothing known: the store reads what it needs.
-    pub const UNKNOWN: ClassShape = ClassShape { objects: 0, block_bytes: 0 };
+    pub const UNKNOWN: ClassShape = ClassShape { objects: 0, block_bytes: 0, dense: false };
 }
 
 #[cfg(all(test, not(loom)))]

@@ -55,6 +55,9 @@ pub struct Device<A: AllocatorSpec> {
     /// The parts a `device_reduce` splits a class into: the method's `lanes` (1 but in a
     /// method with `#[parallel(lanes = L)]`).
     lanes: u32,
+    /// Whether the method declared the classes its `device_reduce` walks dense
+    /// (`#[parallel(lanes = L, dense)]`): see [`ClassShape::dense`](crate::block::ClassShape).
+    dense: bool,
     _alloc: PhantomData<fn() -> A>,
 }
 
@@ -116,6 +119,7 @@ impl<A: AllocatorSpec> Device<A> {
             effects: Effects::ANY,
             rule: FreeRule::NONE,
             lanes: 1,
+            dense: false,
             _alloc: PhantomData,
         }
     }
@@ -146,6 +150,15 @@ impl<A: AllocatorSpec> Device<A> {
         let lanes = if crate::reduce::valid_lanes(lanes) { lanes } else { 1 };
         let effects = if lanes > 1 { Effects::NONE } else { self.effects };
         Device { lanes, effects, ..self }
+    }
+
+    /// This context, for a method with `#[parallel(lanes = L, dense)]`: its
+    /// [`device_reduce`](Self::device_reduce) walks each block position by position, as suits
+    /// blocks that are full or nearly (see [`ClassShape::dense`](crate::block::ClassShape)).
+    #[doc(hidden)]
+    #[inline(always)]
+    pub fn with_dense_walk(self) -> Self {
+        Device { dense: true, ..self }
     }
 
     /// This context, for a `parallel_do` method over the classes `iterated` running on the
@@ -257,6 +270,7 @@ impl<A: AllocatorSpec> Device<A> {
                 None => 0,
             },
             block_bytes: if A::BLOCK_BYTES <= u32::MAX as u64 { A::BLOCK_BYTES as u32 } else { 0 },
+            dense: false,
         }
     }
 
@@ -276,6 +290,10 @@ impl<A: AllocatorSpec> Device<A> {
     /// part first (`combine(combine(p0, p2), combine(p1, p3))` for L = 4). So with the objects
     /// in the same places, float sums are identical on the GPU and the CPU backend. Without
     /// `lanes` (L = 1) it is a fold in `device_do` order.
+    ///
+    /// With `#[parallel(lanes = L, dense)]` each lane visits its slot positions of a block one
+    /// by one (where a lane's part is at most 8 slots): the same objects in the same order,
+    /// faster where the class's blocks are full, slower where free slots are scattered.
     ///
     /// `fold` should only compute: the L threads of an object run everything else in the
     /// method alike, so its writes to `this` store the same values, but side effects in `fold`
@@ -302,7 +320,8 @@ impl<A: AllocatorSpec> Device<A> {
             while classes != 0 {
                 let class = classes.trailing_zeros() as u8;
                 classes &= classes - 1;
-                self.store.for_each_object_part(class, Self::shape(class), lanes, part, |raw| {
+                let shape = crate::block::ClassShape { dense: self.dense, ..Self::shape(class) };
+                self.store.for_each_object_part(class, shape, lanes, part, |raw| {
                     // SAFETY: see above.
                     acc = fold(acc, unsafe { Obj::from_raw(raw) }, unsafe { T::load(raw) });
                 });

@@ -74,6 +74,18 @@ pub fn soa_class(args: TokenStream, input: TokenStream) -> TokenStream {
 ///
 /// Each such method becomes a launch token of the same name (an associated const), backed by
 /// a PTX kernel; its body is no longer callable as a function. Other methods stay as written.
+///
+/// `#[parallel(..)]` takes options:
+/// - `creates(A, ..)`, `frees(B, ..)`: the only classes whose objects the method may create or
+///   free (anything else is a kernel error), which lets the runtime keep other classes'
+///   listings;
+/// - `lanes = L` (a power of two up to 32): each object runs on L GPU threads, among which its
+///   `dev.device_reduce` splits the objects it folds (for loops over every other object, such
+///   as a force sum); such a method creates and frees nothing;
+/// - `dense`, with `lanes`: the classes the method's `device_reduce` folds fill their blocks
+///   (their objects are seldom freed), so each lane visits its slot positions of a block one
+///   by one instead of searching the block's bits. Same objects, same order, same results;
+///   faster for full blocks (n-body), slower where free slots are scattered (collision).
 #[proc_macro_attribute]
 pub fn soa_methods(args: TokenStream, input: TokenStream) -> TokenStream {
     methods::soa_methods(args.into(), input.into()).unwrap_or_else(syn::Error::into_compile_error).into()

@@ -36,7 +36,9 @@ fn chains_match(rt: &Runtime<Zoo>) {
     let cats: Vec<(u64, u32)> =
         rt.collect_with_handles::<Cat>().unwrap().iter().map(|(h, c)| (h.raw().0, c.base.id)).collect();
     assert_eq!(cats.len(), 150);
-    for (method, lanes) in [(Animal::chain_cats, 8), (Animal::chain_cats_one_lane, 1)] {
+    for (method, lanes) in
+        [(Animal::chain_cats, 8), (Animal::chain_cats_dense, 8), (Animal::chain_cats_one_lane, 1)]
+    {
         rt.parallel_do(method).unwrap();
         let expect = expected_chain(&cats, lanes);
         let animals = rt.collect::<Animal>().unwrap();

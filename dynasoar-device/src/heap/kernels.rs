@@ -679,8 +679,10 @@ mod tests {
 
     /// `device_do`'s and `device_reduce`'s walk (`for_each_allocated_in`) visits the objects
     /// of the live bitmaps in block order and, in a block, in slot order, a part `s % parts ==
-    /// part` of them each, with or without the allocator's shape: the order the folds of
-    /// `device_reduce` depend on (the CPU backend and the GPU must agree bit for bit).
+    /// part` of them each, with or without the allocator's shape, and with it in the dense
+    /// form too (parts of at most 8 slots visited position by position: 40 or 64 objects on
+    /// 8, 16 or 32 parts): the order the folds of `device_reduce` depend on (the CPU backend
+    /// and the GPU must agree bit for bit).
     #[test]
     fn the_walk_visits_objects_in_block_and_slot_order() {
         use crate::block::ClassShape;
@@ -718,8 +720,9 @@ mod tests {
                             }
                         }
                     }
-                    let exact = ClassShape { objects: n, block_bytes: BLOCK_BYTES as u32 };
-                    for shape in [ClassShape::UNKNOWN, exact] {
+                    let exact = ClassShape { objects: n, block_bytes: BLOCK_BYTES as u32, dense: false };
+                    let dense = ClassShape { dense: true, ..exact };
+                    for shape in [ClassShape::UNKNOWN, exact, dense] {
                         for parts in [1u32, 2, 4, 8, 16, 32] {
                             for part in 0..parts {
                                 let mut seen = Vec::new();
@@ -817,10 +820,10 @@ mod tests {
         let h = heap.heap();
         let block_bytes = BLOCK_BYTES as u32;
         for (shape, visits) in [
-            (ClassShape { objects: 64, block_bytes }, 300 * 64),
-            (ClassShape { objects: 32, block_bytes }, 0),
-            (ClassShape { objects: 64, block_bytes: 2 * block_bytes }, 0),
-            (ClassShape { objects: 0, block_bytes: 512 }, 0),
+            (ClassShape { objects: 64, block_bytes, dense: false }, 300 * 64),
+            (ClassShape { objects: 32, block_bytes, dense: true }, 0),
+            (ClassShape { objects: 64, block_bytes: 2 * block_bytes, dense: false }, 0),
+            (ClassShape { objects: 0, block_bytes: 512, dense: false }, 0),
         ] {
             h.state().errors.store(0);
             let mut seen = 0u32;

@@ -392,6 +392,31 @@ pub(crate) fn for_each_allocated_in(
             let addr = block_address(blocks_at, block_bytes, index);
             let header = crate::heap::block_at(addr);
             let slots = (near_load(&header.alloc) & near_load(&header.handed) & objects_mask) >> part & every;
+            // A method that declared the class's blocks dense (`#[parallel(lanes = L, dense)]`),
+            // where a part of a block is at most 8 slots (64 objects on 8 lanes), their count a
+            // constant of the kernel: one copy of the visit per position, each testing its
+            // slot's bit, so no slot is found by a count of trailing zeros and the block's bits
+            // are not gathered. Same objects, same order as the loop below. Faster where blocks
+            // are full (a lane's part then fills every position); slower where free slots are
+            // scattered, since a warp runs a position when any of its lanes has an object there
+            // (docs/performance-log.md, "A lane's walk unrolled").
+            if shape.dense && shape.objects != 0 && parts > 1 && objects <= UNROLLED_POSITIONS * parts {
+                if slots == 0 {
+                    continue;
+                }
+                let (at, here, positions) =
+                    (kept_whole(addr), kept_below(part, parts), objects.div_ceil(parts));
+                macro_rules! visit_positions {
+                    ($($i:literal)*) => {$(
+                        // `$i < positions`: the shift is below `objects`, at most 64.
+                        if $i < positions && slots & (1u64 << ($i * parts)) != 0 {
+                            f(RawHandle::new(at, here + $i * parts, objects, class));
+                        }
+                    )*};
+                }
+                visit_positions!(0 1 2 3 4 5 6 7);
+                continue;
+            }
             // The part's slots as 32-bit words (bit `i` of word `w` is slot `part + (32 * w +
             // i) * parts`): a whole block in two words, a lane's part (at most 32 slots)
             // gathered into one, so each object costs 32-bit operations only.
@@ -427,6 +452,10 @@ pub(crate) fn for_each_allocated_in(
     }
 }
 
+/// The most positions of a part that a dense walk visits one copy each of (see
+/// [`for_each_allocated_in`]).
+const UNROLLED_POSITIONS: u32 = 8;
+
 /// `addr` (a block's address), hidden from the compiler's hoisting: each object's field
 /// addresses are then computed from the block's address in the loop, where the compiler would
 /// otherwise keep one sum per field the method reads across it (a register pair each).
@@ -443,6 +472,27 @@ fn kept_whole(addr: u64) -> u64 {
         out
     };
     stated_block(addr)
+}
+
+/// `part` (below `parts`), hidden from the compiler's hoisting as [`kept_whole`] hides a
+/// block's address: the fields' addresses of the part's positions in a block are then one sum
+/// per field and block plus constant offsets, where the compiler would otherwise keep one
+/// sum per field and position across the whole walk.
+#[inline(always)]
+fn kept_below(part: u32, parts: u32) -> u32 {
+    #[cfg(target_arch = "nvptx64")]
+    let part = {
+        let out: u32;
+        // SAFETY: a register move.
+        unsafe {
+            core::arch::asm!("mov.b32 {o}, {i};", i = in(reg32) part, o = out(reg32) out,
+                options(nomem, nostack, preserves_flags));
+        }
+        out
+    };
+    // SAFETY: the callers' part is below their part count.
+    unsafe { core::hint::assert_unchecked(part < parts) };
+    part
 }
 
 /// A relaxed load of an atomic word at SM scope (`ld.relaxed.cta`): the multiprocessor's L1

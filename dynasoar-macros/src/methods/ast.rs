@@ -22,6 +22,8 @@ pub enum Kind {
         reads: Vec<String>,
         /// `#[parallel(lanes = L)]`: GPU threads per object (1 without).
         lanes: u32,
+        /// `#[parallel(lanes = L, dense)]`: the lanes walk blocks position by position.
+        dense: bool,
     },
     /// `#[parallel_new]`: `dev: &Device<A>`, `index: u64`, optional argument; returns `Self`.
     New,
@@ -120,7 +122,8 @@ fn take_attr(func: &mut ImplItemFn, name: &str) -> Option<syn::Attribute> {
 
 const EFFECTS_SYNTAX: &str = "#[parallel] takes the classes whose objects the method may create or \
      free, `#[parallel(creates(A, B), frees(C))]`, or the threads that run each object, \
-     `#[parallel(lanes = 16)]`";
+     `#[parallel(lanes = 16)]`, with `dense` where the classes it walks fill their blocks, \
+     `#[parallel(lanes = 8, dense)]`";
 
 /// What `#[parallel(..)]` says.
 pub struct Options {
@@ -128,16 +131,25 @@ pub struct Options {
     pub declared: Option<(Vec<Type>, Vec<Type>)>,
     /// `lanes = L`, with the span of `L`.
     pub lanes: Option<(u32, proc_macro2::Span)>,
+    /// `dense`, with its span.
+    pub dense: Option<proc_macro2::Span>,
 }
 
 /// The options of `#[parallel(creates(..), frees(..))]` or `#[parallel(lanes = L)]`; none for
 /// `#[parallel]`.
 fn parse_options(attr: &syn::Attribute) -> syn::Result<Options> {
     if matches!(attr.meta, syn::Meta::Path(_)) {
-        return Ok(Options { declared: None, lanes: None });
+        return Ok(Options { declared: None, lanes: None, dense: None });
     }
-    let (mut creates, mut frees, mut lanes) = (None, None, None);
+    let (mut creates, mut frees, mut lanes, mut dense) = (None, None, None, None);
     attr.parse_nested_meta(|meta| {
+        if meta.path.is_ident("dense") {
+            if dense.is_some() {
+                return Err(meta.error("`dense` given twice; give it once"));
+            }
+            dense = Some(meta.path.span());
+            return Ok(());
+        }
         if meta.path.is_ident("lanes") {
             if lanes.is_some() {
                 return Err(meta.error("`lanes` given twice; give it once"));
@@ -191,7 +203,16 @@ fn parse_options(attr: &syn::Attribute) -> syn::Result<Options> {
              or free: it cannot create or free objects; do that in another #[parallel] method",
         ));
     }
-    Ok(Options { declared, lanes })
+    if let Some(span) = dense
+        && lanes.is_none_or(|(n, _)| n == 1)
+    {
+        return Err(syn::Error::new(
+            span,
+            "`dense` chooses how the lanes of a method with `lanes` walk the classes its \
+             `device_reduce` folds: give the lanes too, `#[parallel(lanes = 8, dense)]`",
+        ));
+    }
+    Ok(Options { declared, lanes, dense })
 }
 
 /// Whether `tokens` contain the identifier `name` anywhere (also inside macro calls).
@@ -294,8 +315,8 @@ fn device_allocator(ty: &Type) -> Option<syn::Ident> {
 }
 
 fn parse_parallel(func: ImplItemFn, options: Options, class: &syn::Ident) -> syn::Result<Launchable> {
-    let Options { declared, lanes } = options;
-    let lanes = lanes.map_or(1, |(n, _)| n);
+    let Options { declared, lanes, dense } = options;
+    let (lanes, dense) = (lanes.map_or(1, |(n, _)| n), dense.is_some());
     check_plain_fn(&func, PARALLEL_SIGNATURE)?;
     let sig = &func.sig;
     if !matches!(sig.output, ReturnType::Default) {
@@ -347,7 +368,7 @@ fn parse_parallel(func: ImplItemFn, options: Options, class: &syn::Ident) -> syn
     if let Some(this) = param_name(inputs[0]) {
         calls_without_arguments(func.block.to_token_stream(), this, &mut reads);
     }
-    Ok(Launchable { kind: Kind::Parallel { read_only, effects, reads, lanes }, func, arg, allocator })
+    Ok(Launchable { kind: Kind::Parallel { read_only, effects, reads, lanes, dense }, func, arg, allocator })
 }
 
 fn parse_new(func: ImplItemFn, class: &syn::Ident) -> syn::Result<Launchable> {

@@ -88,7 +88,7 @@ impl Body {
     /// nbody-walk-ab.txt; one thread per body took 16.1 s before the cap.) The
     /// body itself is not skipped: `force_on` gives zero at distance 0, and comparing each
     /// other body's handle with `this` cost registers (4.77 -> 4.21 s without it, H200).
-    #[parallel(lanes = 8)]
+    #[parallel(lanes = 8, dense)]
     pub fn compute_force(this: Obj<Self>, dev: &Device<NbodyHeap>, p: Physics) {
         let (me, my_mass) = (this.pos(), this.mass());
         let force = dev.device_reduce::<Body, Vec2>(
