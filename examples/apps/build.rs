@@ -11,12 +11,18 @@ fn main() {
     // 27.7 us). n-body's force kernel (`device_reduce` over all bodies, 78 registers and 37.5%
     // occupancy without a cap, waiting on L1 loads: docs/results/2026-11-27/ncu-nbody.txt) ran
     // its default 3000 steps in 4.89 s with 48 against 8.37 s without on an H200; 64 (8.84 s),
-    // 40 (11.2 s) and 32 (11.1 s) were slower (nbody-cap.txt, nbody-cap2.txt there). The AOS
-    // build (general-purpose allocators) has no cap: it was not measured there.
+    // 40 (11.2 s) and 32 (11.1 s) were slower (nbody-cap.txt, nbody-cap2.txt there).
+    // Sugarscape's `Male::mate` (140 registers without a cap, for its allocation of the
+    // offspring) ran the default run in 5.32, 5.31 and 5.32 s with 80 against 5.48, 5.46 and
+    // 5.50 s without, three rounds interleaved in one call on an H200 (64: 5.32-5.39 s;
+    // docs/results/2026-11-27-s6/caps-ab.txt; a cap of 48 on traffic's heap was within the
+    // noise there). The AOS build (general-purpose allocators) has no cap: it was not
+    // measured there.
     dynasoar_build::PtxBuilder::new("../models")
         .max_registers_for("__OceanHeap__", 80)
         .max_registers_for("__GolHeap__", 80)
         .max_registers_for("__TrafficHeap__ProducerCell__create_car", 64)
+        .max_registers_for("__SugarscapeHeap__Male__mate", 80)
         .max_registers_for("__NbodyHeap__Body__compute_force", 48)
         .max_registers_for("__CollisionHeap__Particle__compute_force", 48)
         .max_registers_for("__CollisionHeap__Particle__prepare_merge", 48)
