@@ -57,6 +57,8 @@ pub struct Device<A: AllocatorSpec> {
     lanes: u32,
     /// Whether the method declared the classes its `device_reduce` walks dense
     /// (`#[parallel(lanes = L, dense)]`): see [`ClassShape::dense`](crate::block::ClassShape).
+    /// Read on the GPU only: the CPU backend folds every part in one thread, in heap order.
+    #[cfg_attr(not(target_arch = "nvptx64"), allow(dead_code))]
     dense: bool,
     _alloc: PhantomData<fn() -> A>,
 }
