@@ -88,9 +88,9 @@ impl Body {
     /// nbody-walk-ab.txt; one thread per body took 16.1 s before the cap.) The
     /// body itself is not skipped: `force_on` gives zero at distance 0, and comparing each
     /// other body's handle with `this` cost registers (4.77 -> 4.21 s without it, H200).
-    /// `dense`: bodies are never freed, so their blocks are full and each lane visits its slot
-    /// positions one by one: 3.49 s against 3.86-3.90 s with the search of each block's bits
-    /// (H200, docs/results/2026-11-27-s6/dense-ab.txt).
+    /// `dense`: bodies are never freed, so no merge leaves free slots in their blocks, and each
+    /// lane visits its slot positions one by one: 3.49 s against 3.86-3.90 s with the search of
+    /// each block's bits (H200, docs/results/2026-11-27-s6/dense-ab.txt).
     #[parallel(lanes = 8, dense)]
     pub fn compute_force(this: Obj<Self>, dev: &Device<NbodyHeap>, p: Physics) {
         let (me, my_mass) = (this.pos(), this.mass());
