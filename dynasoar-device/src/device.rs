@@ -57,8 +57,6 @@ pub struct Device<A: AllocatorSpec> {
     lanes: u32,
     /// Whether the method declared the classes its `device_reduce` walks dense
     /// (`#[parallel(lanes = L, dense)]`): see [`ClassShape::dense`](crate::block::ClassShape).
-    /// Read on the GPU only: the CPU backend folds every part in one thread, in heap order.
-    #[cfg_attr(not(target_arch = "nvptx64"), allow(dead_code))]
     dense: bool,
     _alloc: PhantomData<fn() -> A>,
 }
@@ -154,13 +152,13 @@ impl<A: AllocatorSpec> Device<A> {
         Device { lanes, effects, ..self }
     }
 
-    /// This context, for a method with `#[parallel(lanes = L, dense)]`: its
+    /// This context, for a method with `#[parallel(lanes = L, dense)]` if `dense`: its
     /// [`device_reduce`](Self::device_reduce) walks each block position by position, as suits
     /// blocks that are full or nearly (see [`ClassShape::dense`](crate::block::ClassShape)).
     #[doc(hidden)]
     #[inline(always)]
-    pub fn with_dense_walk(self) -> Self {
-        Device { dense: true, ..self }
+    pub fn with_dense_walk(self, dense: bool) -> Self {
+        Device { dense, ..self }
     }
 
     /// This context, for a `parallel_do` method over the classes `iterated` running on the
@@ -258,21 +256,22 @@ impl<A: AllocatorSpec> Device<A> {
             let class = classes.trailing_zeros() as u8;
             classes &= classes - 1;
             // SAFETY: a live object of `class`, which is-a `T` (the store's contract).
-            self.store.for_each_object(class, Self::shape(class), |raw| f(unsafe { Obj::from_raw(raw) }));
+            self.store.for_each_object(class, self.shape(class), |raw| f(unsafe { Obj::from_raw(raw) }));
         }
     }
 
     /// What the allocator fixes of the blocks of its class `class` (a constant where `class`
-    /// is: the walks' field and block addresses then fold).
+    /// is: the walks' field and block addresses then fold), and whether the method declared
+    /// them dense (which only walks split into parts use).
     #[inline(always)]
-    fn shape(class: u8) -> crate::block::ClassShape {
+    fn shape(&self, class: u8) -> crate::block::ClassShape {
         crate::block::ClassShape {
             objects: match A::CLASSES.get(class as usize) {
                 Some(info) => info.objects_per_block,
                 None => 0,
             },
             block_bytes: if A::BLOCK_BYTES <= u32::MAX as u64 { A::BLOCK_BYTES as u32 } else { 0 },
-            dense: false,
+            dense: self.dense,
         }
     }
 
@@ -322,8 +321,7 @@ impl<A: AllocatorSpec> Device<A> {
             while classes != 0 {
                 let class = classes.trailing_zeros() as u8;
                 classes &= classes - 1;
-                let shape = crate::block::ClassShape { dense: self.dense, ..Self::shape(class) };
-                self.store.for_each_object_part(class, shape, lanes, part, |raw| {
+                self.store.for_each_object_part(class, self.shape(class), lanes, part, |raw| {
                     // SAFETY: see above.
                     acc = fold(acc, unsafe { Obj::from_raw(raw) }, unsafe { T::load(raw) });
                 });

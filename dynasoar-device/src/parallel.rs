@@ -205,7 +205,8 @@ unsafe fn store_of<T: Registered>(store: StorePtr) -> <T::Alloc as AllocatorSpec
 /// is the kernel's [`kernel_tag`](crate::kernel_tag), a constant, as in the other bodies.
 /// `lanes` (a constant: 1, or the method's `#[parallel(lanes = L)]`) is how many consecutive
 /// GPU threads run each object, which its `device_reduce` splits among them (the CPU backend
-/// runs each object once and folds the parts in that thread).
+/// runs each object once and folds the parts in that thread). `dense` (a constant: the
+/// method's `#[parallel(lanes = L, dense)]`) chooses its `device_reduce`'s walk by positions.
 #[inline(always)]
 pub fn run_parallel_do<T, Arg>(
     p: DoParams<Arg>,
@@ -213,6 +214,7 @@ pub fn run_parallel_do<T, Arg>(
     effects: Effects,
     lp: DoAll,
     lanes: u32,
+    dense: bool,
     method: impl Fn(Obj<T>, &Device<T::Alloc>, Arg),
 ) where
     T: Registered,
@@ -223,6 +225,7 @@ pub fn run_parallel_do<T, Arg>(
     let dev = unsafe { Device::<T::Alloc>::from_store(p.store) }
         .limited_to(effects)
         .with_lanes(lanes)
+        .with_dense_walk(dense)
         .for_launch(tag);
     // A class without subclasses is the launched class: its objects per block are a constant
     // of the kernel, and the streaming loop's divisions and warp geometry fold away (the bump

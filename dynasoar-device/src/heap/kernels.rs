@@ -821,7 +821,7 @@ mod tests {
         let block_bytes = BLOCK_BYTES as u32;
         for (shape, visits) in [
             (ClassShape { objects: 64, block_bytes, dense: false }, 300 * 64),
-            (ClassShape { objects: 32, block_bytes, dense: true }, 0),
+            (ClassShape { objects: 32, block_bytes, dense: false }, 0),
             (ClassShape { objects: 64, block_bytes: 2 * block_bytes, dense: false }, 0),
             (ClassShape { objects: 0, block_bytes: 512, dense: false }, 0),
         ] {

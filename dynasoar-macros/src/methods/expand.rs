@@ -69,17 +69,15 @@ fn launchable(
         Kind::Parallel { lanes, dense, .. } => (*lanes, *dense),
         Kind::New => (1, false),
     };
-    // `#[parallel(lanes = L, dense)]`: the method's context walks blocks position by position.
-    let dev = if dense { quote!(&dev.with_dense_walk()) } else { quote!(dev) };
     // The body of a do-all kernel of the method, with loop `DoAll::#lp`. On the CPU backend the
     // call of the method is inlined into the do-all loop (with `run_parallel_do`'s own closure,
     // see there); on the GPU everything is inlined anyway.
     let do_all_body = |read_only: bool, lp: TokenStream, export: &str| {
         let this = if read_only { quote!(this.as_ref()) } else { quote!(this) };
         quote! {
-            #p::parallel::run_parallel_do::<#self_ty, #arg_ty>(params, const { #p::kernel_tag(#export) }, #effects, #p::parallel::DoAll::#lp, #lanes, #[cfg_attr(not(target_arch = "nvptx64"), inline(always))] |this, dev, arg| {
+            #p::parallel::run_parallel_do::<#self_ty, #arg_ty>(params, const { #p::kernel_tag(#export) }, #effects, #p::parallel::DoAll::#lp, #lanes, #dense, #[cfg_attr(not(target_arch = "nvptx64"), inline(always))] |this, dev, arg| {
                 let _ = &arg;
-                <#self_ty>::#hidden(#this, #dev #pass_arg)
+                <#self_ty>::#hidden(#this, dev #pass_arg)
             })
         }
     };
