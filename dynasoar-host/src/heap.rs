@@ -763,7 +763,7 @@ mod tests {
         let from_env = exec.settings().allocator_variant;
         assert_eq!(heap.allocator_variant(), from_env);
         assert_eq!(view(&heap).config().variants, from_env.config_bits());
-        let both = AllocatorVariant { coalescing: false, rotation: false };
+        let both = AllocatorVariant { coalescing: false, rotation: false, last_block: true };
         heap.set_allocator_variant(&exec, both).unwrap();
         assert_eq!(heap.allocator_variant(), both);
         assert_eq!(view(&heap).config().variants, both.config_bits());

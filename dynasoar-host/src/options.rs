@@ -103,14 +103,16 @@ impl FromStr for Enumeration {
 }
 
 /// A variant of DynaSOAr's allocator, for the paper's measurement of what its optimisations
-/// bring (section 7.3, Figure 12(d); DynaSOAr-NoCoal in Table 2). The default is DynaSOAr as
-/// the paper describes it; the others are slower by design. The heap's configuration carries the
-/// variant (`HeapConfig::variants`), which `allocate` reads at run time: one PTX serves all.
+/// bring (section 7.3, Figure 12(d); DynaSOAr-NoCoal in Table 2), and of our own addition to it,
+/// the last-block tables. The default is DynaSOAr as the paper describes it plus the last-block
+/// tables (`nolast` alone is the paper's allocator); the others are slower by design. The heap's
+/// configuration carries the variant (`HeapConfig::variants`), which `allocate` reads at run
+/// time: one PTX serves all.
 ///
 /// Chosen by [`RuntimeBuilder::allocator_variant`](crate::RuntimeBuilder::allocator_variant),
 /// [`DeviceHeap::set_allocator_variant`](crate::DeviceHeap::set_allocator_variant) or
-/// `DYNASOAR_ALLOCATOR_VARIANT=default|nocoal|noshift|nocoal+noshift`. Stores other than
-/// DynaSOAr's heap ignore it.
+/// `DYNASOAR_ALLOCATOR_VARIANT=default|nocoal|noshift|nolast`, or several of the last three
+/// joined by `+`. Stores other than DynaSOAr's heap ignore it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct AllocatorVariant {
     /// Warp-coalesced allocation requests (paper 4.2): the lanes of a warp that allocate
@@ -121,6 +123,11 @@ pub struct AllocatorVariant {
     /// starts at a position given by a seed per warp that changes with every retry. Off: every
     /// search is a plain find-first-set from the same position (DynaSOAr-NoShift).
     pub rotation: bool,
+    /// The last-block tables (ours, not the paper's): on the GPU, a leader first tries the block
+    /// its warp slot last allocated objects of the class in, and searches the active bitmap
+    /// only when that block is full or no longer the class's. Off: every allocation searches
+    /// (paper Alg. 1).
+    pub last_block: bool,
 }
 
 impl Default for AllocatorVariant {
@@ -130,36 +137,46 @@ impl Default for AllocatorVariant {
 }
 
 impl AllocatorVariant {
-    /// DynaSOAr as the paper describes it: coalescing and rotation.
-    pub const DEFAULT: AllocatorVariant = AllocatorVariant { coalescing: true, rotation: true };
+    /// DynaSOAr as the paper describes it (coalescing and rotation), with the last-block tables.
+    pub const DEFAULT: AllocatorVariant =
+        AllocatorVariant { coalescing: true, rotation: true, last_block: true };
     /// The paper's DynaSOAr-NoCoal: every thread allocates alone.
-    pub const NO_COALESCING: AllocatorVariant = AllocatorVariant { coalescing: false, rotation: true };
+    pub const NO_COALESCING: AllocatorVariant = AllocatorVariant { coalescing: false, ..Self::DEFAULT };
     /// The paper's DynaSOAr-NoShift: no bitmap rotation.
-    pub const NO_ROTATION: AllocatorVariant = AllocatorVariant { coalescing: true, rotation: false };
+    pub const NO_ROTATION: AllocatorVariant = AllocatorVariant { rotation: false, ..Self::DEFAULT };
+    /// DynaSOAr as the paper describes it: without the last-block tables.
+    pub const NO_LAST_BLOCK: AllocatorVariant = AllocatorVariant { last_block: false, ..Self::DEFAULT };
 
-    /// `default`, `nocoal`, `noshift` or `nocoal+noshift` (what [`FromStr`] reads).
+    /// `default`, or what it leaves out (`nocoal`, `noshift`, `nolast`) joined by `+`, in that
+    /// order (what [`FromStr`] reads).
     pub fn name(self) -> &'static str {
-        match (self.coalescing, self.rotation) {
-            (true, true) => "default",
-            (false, true) => "nocoal",
-            (true, false) => "noshift",
-            (false, false) => "nocoal+noshift",
+        match (self.coalescing, self.rotation, self.last_block) {
+            (true, true, true) => "default",
+            (false, true, true) => "nocoal",
+            (true, false, true) => "noshift",
+            (false, false, true) => "nocoal+noshift",
+            (true, true, false) => "nolast",
+            (false, true, false) => "nocoal+nolast",
+            (true, false, false) => "noshift+nolast",
+            (false, false, false) => "nocoal+noshift+nolast",
         }
     }
 
     /// The bits of the heap configuration's `variants` field.
     pub fn config_bits(self) -> u32 {
-        use dynasoar_device::heap::{VARIANT_NO_COALESCING, VARIANT_NO_ROTATION};
+        use dynasoar_device::heap::{VARIANT_NO_COALESCING, VARIANT_NO_LAST_BLOCK, VARIANT_NO_ROTATION};
         (if self.coalescing { 0 } else { VARIANT_NO_COALESCING })
             | (if self.rotation { 0 } else { VARIANT_NO_ROTATION })
+            | (if self.last_block { 0 } else { VARIANT_NO_LAST_BLOCK })
     }
 
     /// The variant of a heap configuration's `variants` field (unknown bits are ignored).
     pub fn from_config_bits(bits: u32) -> Self {
-        use dynasoar_device::heap::{VARIANT_NO_COALESCING, VARIANT_NO_ROTATION};
+        use dynasoar_device::heap::{VARIANT_NO_COALESCING, VARIANT_NO_LAST_BLOCK, VARIANT_NO_ROTATION};
         AllocatorVariant {
             coalescing: bits & VARIANT_NO_COALESCING == 0,
             rotation: bits & VARIANT_NO_ROTATION == 0,
+            last_block: bits & VARIANT_NO_LAST_BLOCK == 0,
         }
     }
 }
@@ -172,7 +189,8 @@ impl std::fmt::Display for AllocatorVariant {
 
 impl FromStr for AllocatorVariant {
     type Err = Error;
-    /// `default`, or `nocoal`, `noshift` (also `norotation`) or both joined by `+` or `,`.
+    /// `default`, or `nocoal`, `noshift` (also `norotation`), `nolast` or several of them
+    /// joined by `+` or `,`.
     fn from_str(s: &str) -> Result<Self> {
         let mut variant = AllocatorVariant::DEFAULT;
         if s == "default" {
@@ -182,10 +200,11 @@ impl FromStr for AllocatorVariant {
             match part {
                 "nocoal" => variant.coalescing = false,
                 "noshift" | "norotation" => variant.rotation = false,
+                "nolast" => variant.last_block = false,
                 other => {
                     return Err(Error::InvalidArgument(format!(
-                        "unknown allocator variant `{other}`: expected `default`, `nocoal`, `noshift` or \
-                         `nocoal+noshift`"
+                        "unknown allocator variant `{other}`: expected `default`, or `nocoal`, `noshift`, \
+                         `nolast` or several of them joined by `+` (such as `nocoal+noshift`)"
                     )));
                 }
             }
@@ -204,7 +223,11 @@ mod tests {
             AllocatorVariant::DEFAULT,
             AllocatorVariant::NO_COALESCING,
             AllocatorVariant::NO_ROTATION,
-            AllocatorVariant { coalescing: false, rotation: false },
+            AllocatorVariant::NO_LAST_BLOCK,
+            AllocatorVariant { coalescing: false, rotation: false, last_block: true },
+            AllocatorVariant { coalescing: false, rotation: true, last_block: false },
+            AllocatorVariant { coalescing: true, rotation: false, last_block: false },
+            AllocatorVariant { coalescing: false, rotation: false, last_block: false },
         ] {
             assert_eq!(variant.name().parse::<AllocatorVariant>().unwrap(), variant);
             assert_eq!(AllocatorVariant::from_config_bits(variant.config_bits()), variant);
@@ -213,7 +236,7 @@ mod tests {
         assert_eq!("norotation".parse::<AllocatorVariant>().unwrap(), AllocatorVariant::NO_ROTATION);
         assert_eq!(
             "noshift,nocoal".parse::<AllocatorVariant>().unwrap(),
-            AllocatorVariant { coalescing: false, rotation: false }
+            AllocatorVariant { coalescing: false, rotation: false, last_block: true }
         );
         let e = "fast".parse::<AllocatorVariant>().unwrap_err().to_string();
         assert!(e.contains("unknown allocator variant `fast`"), "{e}");

@@ -10,7 +10,7 @@
 //! | `DYNASOAR_JIT` | `whole`, `relocatable` | as the options say | How the CUDA driver compiles the PTX ([`ModuleCompile`]), whatever the executor's options (or the store) chose. |
 //! | `DYNASOAR_CUBIN_DIR` | a folder | unset | Where cubins built ahead of time are (`scripts/gpu-bundle.sh`): one for the PTX and the GPU is loaded instead of compiling the PTX. |
 //! | `DYNASOAR_BLOCK_RUNS` | `on`, `off` | `on` | Whether warps that allocate at least half a block of a class with `ClassSpec::OWNS_BLOCKS` take their slots from runs of blocks reserved for them. |
-//! | `DYNASOAR_ALLOCATOR_VARIANT` | `default`, `nocoal`, `noshift`, `nocoal+noshift` | `default` | A variant of DynaSOAr's allocator for comparisons ([`AllocatorVariant`]): heaps made by this executor's runtimes start with it, where [`RuntimeBuilder::allocator_variant`](crate::RuntimeBuilder::allocator_variant) does not say. |
+//! | `DYNASOAR_ALLOCATOR_VARIANT` | `default`, or `nocoal`, `noshift`, `nolast` or several joined by `+` (`nocoal+noshift`) | `default` | A variant of DynaSOAr's allocator for comparisons ([`AllocatorVariant`]): heaps made by this executor's runtimes start with it, where [`RuntimeBuilder::allocator_variant`](crate::RuntimeBuilder::allocator_variant) does not say. |
 //! | `DYNASOAR_ENUMERATION` | `flat`, `hierarchical` | the builder's ([`Enumeration::Hierarchical`]) | How the heap lists a class's blocks before a do-all, where [`RuntimeBuilder::enumeration`](crate::RuntimeBuilder::enumeration) does not say (and for heaps made without a builder). |
 //! | `DYNASOAR_DO_ALL` | `auto`, `plain`, `streaming`, `adaptive` | the builder's ([`DoAllLoop::Auto`]) | Which loop `parallel_do` kernels run, over [`RuntimeBuilder::do_all_loop`](crate::RuntimeBuilder::do_all_loop). |
 //! | `DYNASOAR_DO_ALL_REPORT` | `1` (on), `0` (off) | off | Print each method's do-all loop and why when the runtime is dropped. |
@@ -110,7 +110,7 @@ impl Settings {
             allocator_variant: read(
                 lookup,
                 "DYNASOAR_ALLOCATOR_VARIANT",
-                "default, nocoal, noshift or nocoal+noshift",
+                "default, or nocoal, noshift, nolast or several joined by +",
                 |v| v.parse().ok(),
             )?
             .unwrap_or(defaults.allocator_variant),
@@ -215,7 +215,7 @@ mod tests {
                 jit: Some(ModuleCompile::Relocatable),
                 cubin_dir: Some(PathBuf::from("/tmp/cubins")),
                 block_runs: false,
-                allocator_variant: AllocatorVariant { coalescing: false, rotation: false },
+                allocator_variant: AllocatorVariant { coalescing: false, rotation: false, last_block: true },
                 enumeration: Some(Enumeration::Flat),
                 do_all: Some(DoAllLoop::Streaming),
                 do_all_report: true,
@@ -271,7 +271,11 @@ mod tests {
             ("DYNASOAR_DO_ALL_REPORT", "true", "1 or 0"),
             ("DYNASOAR_REUSE_LISTINGS", "off", "0 or 1"),
             ("DYNASOAR_ENUMERATION", "Flat", "flat or hierarchical"),
-            ("DYNASOAR_ALLOCATOR_VARIANT", "fast", "default, nocoal, noshift or nocoal+noshift"),
+            (
+                "DYNASOAR_ALLOCATOR_VARIANT",
+                "fast",
+                "default, or nocoal, noshift, nolast or several joined by +",
+            ),
         ] {
             let message = error(&[(name, value)]);
             assert!(message.contains(&format!("{name}={value}: expected {expected}")), "{message}");

@@ -2,6 +2,7 @@
 //! request; here a "leader" takes up to a warp's worth, so grants span blocks as on the GPU.
 
 use std::collections::HashSet;
+use std::vec;
 use std::vec::Vec;
 
 use super::vec_store::VecStore;
@@ -77,4 +78,60 @@ fn run_grants_span_blocks_and_hand_out_every_slot_once() {
     assert_eq!(store.free_count.load(), 200);
     assert_eq!(store.free_blocks().count_ones(), 200);
     assert!((0..200).all(|i| store.block(i).handed.load() == 0), "free blocks hand out nothing");
+}
+
+/// Four objects per block, without runs.
+struct Four;
+impl ClassSpec for Four {
+    const TYPE_ID: u8 = 0;
+    const OBJECTS_PER_BLOCK: u32 = 4;
+    const BLOCK_BYTES: u64 = 4096;
+    const NAME: &'static str = "Four";
+}
+
+/// One object of `Four` from a lone lane, with the CPU backend's own placement hint cleared, so
+/// that only the store's last-block note can steer it.
+fn allocate_four(store: &VecStore) -> RawHandle {
+    arch::set_place_hint(arch::NO_HINT);
+    allocate_in_group::<Four, _, DEFAULT_LOSSES_BEFORE_NEW_BLOCK>(store, WarpGroup::solo())
+        .expect("memory left")
+}
+
+#[test]
+fn a_leader_tries_the_noted_block_first_and_notes_the_block_it_found() {
+    let store = VecStore::new(16, &[Four::OBJECTS_PER_BLOCK]);
+    // Four full blocks, then two objects of each freed: four active blocks with room for two.
+    let handles: Vec<RawHandle> = (0..16).map(|_| allocate_four(&store)).collect();
+    let mut blocks: Vec<u64> = handles.iter().map(|&h| store.index_of(h)).collect();
+    blocks.dedup();
+    assert_eq!(blocks.len(), 4, "16 objects fill 4 blocks in order");
+    for pair in handles.chunks(4) {
+        store.free(pair[0]);
+        store.free(pair[1]);
+    }
+    for &b in &blocks {
+        store.last[0].store(b + 1);
+        let h = allocate_four(&store);
+        assert_eq!(store.index_of(h), b, "the noted block is tried first");
+        assert_eq!(store.last[0].load(), b + 1, "a block with room left stays noted");
+        let h2 = allocate_four(&store);
+        assert_eq!(store.index_of(h2), b);
+        assert_eq!(store.last[0].load(), 0, "a block the allocation filled is not noted");
+        store.free(h);
+        store.free(h2);
+    }
+    // Without a note the leader searches, and notes the block it found.
+    store.last[0].store(0);
+    let h = allocate_four(&store);
+    assert_eq!(store.last[0].load(), store.index_of(h) + 1);
+    // A note of a full block sends the leader to the search: the block just found (now with
+    // one free slot) filled through the note, then noted again.
+    let full = store.index_of(h);
+    store.last[0].store(full + 1);
+    assert_eq!(store.index_of(allocate_four(&store)), full);
+    store.last[0].store(full + 1);
+    let elsewhere = allocate_four(&store);
+    assert_ne!(store.index_of(elsewhere), full, "a full block hands out nothing");
+    assert_eq!(store.last[0].load(), store.index_of(elsewhere) + 1);
+    assert_eq!(store.check(), vec![8 + 3]);
 }

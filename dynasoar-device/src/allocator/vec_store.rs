@@ -25,6 +25,8 @@ pub struct VecStore {
     pub blocks: Vec<BlockHeader>,
     /// One run entry per class, shared by all threads (as warps sharing an entry would).
     pub runs: Vec<Vec<Atomic64>>,
+    /// One last-block note per class, shared by all threads (as warps sharing an entry would).
+    pub last: Vec<Atomic64>,
     pub free_count: Atomic64,
     pub failed: Atomic32,
     pub initializing: Atomic32,
@@ -44,6 +46,7 @@ impl VecStore {
             active: objects.iter().map(|_| containers(&geometry, 0)).collect(),
             blocks: (0..blocks).map(|_| BlockHeader::free()).collect(),
             runs: objects.iter().map(|_| vec![Atomic64::new(0)]).collect(),
+            last: objects.iter().map(|_| Atomic64::new(0)).collect(),
             free_count: Atomic64::new(blocks),
             failed: Atomic32::new(0),
             initializing: Atomic32::new(0),
@@ -155,6 +158,9 @@ impl BlockStore for VecStore {
     }
     fn run_table(&self, class: u8) -> &[Atomic64] {
         &self.runs[class as usize]
+    }
+    fn last_block(&self, class: u8) -> Option<&Atomic64> {
+        Some(&self.last[class as usize])
     }
     fn class_objects(&self, class: u8) -> u32 {
         self.objects[class as usize]

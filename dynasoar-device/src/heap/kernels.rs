@@ -63,11 +63,12 @@ pub fn heap_init(p: InitParams) {
         block += stride;
     }
     for class in 0..c.num_classes as u8 {
-        let runs = heap.run_table(class);
-        let mut i = arch::global_thread_id();
-        while i < runs.len() {
-            runs[i].store(0);
-            i += stride as usize;
+        for table in [heap.run_table(class), heap.last_block_table(class)] {
+            let mut i = arch::global_thread_id();
+            while i < table.len() {
+                table[i].store(0);
+                i += stride as usize;
+            }
         }
     }
     let threads = arch::global_thread_id() as u64;

@@ -6,6 +6,7 @@
 //! [ enumeration areas, one per class: 2 + 2 counters, M block indices, M iteration bitmaps,
 //!   M / 64 container indices ]
 //! [ run tables, one per class: H entries, one per (multiprocessor, warp slot) ]
+//! [ last-block tables, one per class: H entries, keyed as the run tables ]
 //! [ blocks: M x block_bytes, 64-byte aligned ]
 //! ```
 //!
@@ -36,6 +37,11 @@ pub const VARIANT_NO_COALESCING: u32 = 1;
 /// section 7.3).
 pub const VARIANT_NO_ROTATION: u32 = 2;
 
+/// [`HeapConfig::variants`] bit: a leader does not try the block its warp slot last allocated
+/// in before it searches the active bitmap (the allocator's last-block table, ours, not the
+/// paper's), so every allocation searches as in the paper's Alg. 1.
+pub const VARIANT_NO_LAST_BLOCK: u32 = 4;
+
 /// Marks a valid heap header.
 pub const HEAP_MAGIC: u64 = 0x6479_6e61_736f_6172; // "dynasoar"
 
@@ -61,7 +67,9 @@ pub struct HeapConfig {
     /// Address of class 0's enumeration area; class `c`'s is `c * enum_stride` bytes further.
     pub enumeration: u64,
     pub enum_stride: u64,
-    /// Address of class 0's run table; class `c`'s is `c * run_slots` entries further.
+    /// Address of class 0's run table; class `c`'s is `c * run_slots` entries further. The
+    /// classes' last-block tables follow the run tables, `num_classes * run_slots` entries
+    /// after this, with as many entries each.
     pub runs: u64,
     pub num_classes: u32,
     /// Entries of each class's run table (a power of two).
@@ -71,8 +79,9 @@ pub struct HeapConfig {
     /// allocator's `runs`.
     pub block_runs: u32,
     /// Variants of the allocator, for the paper's comparison of them (section 7.3, Figure
-    /// 12(d)): [`VARIANT_NO_COALESCING`] and [`VARIANT_NO_ROTATION`] bits; 0 (the default) is
-    /// DynaSOAr as the paper describes it. `allocate` reads it at run time, so one PTX serves
+    /// 12(d)): [`VARIANT_NO_COALESCING`] and [`VARIANT_NO_ROTATION`] bits, and
+    /// [`VARIANT_NO_LAST_BLOCK`] for our own addition; 0 (the default) is DynaSOAr as the paper
+    /// describes it with the last-block tables; [`VARIANT_NO_LAST_BLOCK`] alone is the paper's. `allocate` reads it at run time, so one PTX serves
     /// every variant.
     pub variants: u32,
     pub geometry: BitmapGeometry,
@@ -250,7 +259,8 @@ impl HeapPlan {
         let header = align_up(core::mem::size_of::<HeapHeader>() as u64, 256);
         let bitmaps = 1 + 2 * classes as u64;
         let run_slots = run_slots(heap_bytes);
-        let run_bytes = align_up(classes as u64 * run_slots * 8, 256);
+        // The run tables, then the last-block tables.
+        let run_bytes = align_up(2 * classes as u64 * run_slots * 8, 256);
         // Bytes a heap of `m` blocks needs.
         let bytes_for = |m: u64| -> Option<(u64, BitmapGeometry, u64, u64, u64)> {
             let geometry = BitmapGeometry::new(m)?;
@@ -345,6 +355,13 @@ impl HeapConfig {
             ..*self
         }
     }
+}
+
+/// The key of this warp's entries in the run and last-block tables (below `run_slots`): its
+/// multiprocessor and warp slot (see [`Heap::run_entry`]).
+#[inline(always)]
+fn warp_key(c: &HeapConfig) -> u32 {
+    (((arch::warp_slot() & 63) << 8) | (arch::sm_id() & 255)) & (c.run_slots - 1)
 }
 
 /// Device-side view of a heap.
@@ -528,9 +545,32 @@ impl<'a> Heap<'a> {
     #[inline(always)]
     pub fn run_entry(&self, class: u8) -> &'a Atomic64 {
         let c = self.config();
-        let key = (((arch::warp_slot() & 63) << 8) | (arch::sm_id() & 255)) & (c.run_slots - 1);
-        let at = c.runs + (class as u64 * c.run_slots as u64 + key as u64) * 8;
-        // SAFETY: `key < run_slots` (a power of two), so the entry lies in `class`'s table.
+        let at = c.runs + (class as u64 * c.run_slots as u64 + warp_key(c) as u64) * 8;
+        // SAFETY: `warp_key < run_slots`, so the entry lies in `class`'s table.
+        unsafe { &*(at as usize as *const Atomic64) }
+    }
+
+    /// The last-block table of `class`: entry `i` holds the block that a warp keyed to `i` (as
+    /// for the run table) last allocated in, as its index plus one (0: none); see the
+    /// allocator's `search_or_open`.
+    #[inline(always)]
+    pub fn last_block_table(&self, class: u8) -> &'a [Atomic64] {
+        let c = self.config();
+        let at = c.runs + (c.num_classes as u64 + class as u64) * c.run_slots as u64 * 8;
+        // SAFETY: each class's last-block table holds `run_slots` entries after the run tables
+        // (see `HeapPlan`), accessed only atomically.
+        unsafe { core::slice::from_raw_parts(at as usize as *const Atomic64, c.run_slots as usize) }
+    }
+
+    /// This warp's entry of `class`'s last-block table (keyed as [`run_entry`](Self::run_entry)).
+    /// Only a hint: a warp moved to another slot, or warps sharing an entry, read a block that
+    /// another warp noted, which serves as well.
+    #[inline(always)]
+    pub fn last_block_entry(&self, class: u8) -> &'a Atomic64 {
+        let c = self.config();
+        let at =
+            c.runs + ((c.num_classes as u64 + class as u64) * c.run_slots as u64 + warp_key(c) as u64) * 8;
+        // SAFETY: `warp_key < run_slots`, so the entry lies in `class`'s last-block table.
         unsafe { &*(at as usize as *const Atomic64) }
     }
 
