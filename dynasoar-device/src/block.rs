@@ -99,7 +99,9 @@ impl BlockHeader {
 
     /// Reserve up to `wanted` free slots in one atomic OR (warp-aggregated Alg. 6). Starts from a
     /// slot rotated by `seed` to spread competing warps over the block. `None` if the block is
-    /// full (or being invalidated).
+    /// full (or being invalidated). The OR is an acquire (`atom.acquire.gpu`): what the block's
+    /// opener published before its release (the block's type) is visible after it, without a
+    /// full fence (which on sm_90 also waits for this thread's own stores in flight).
     #[inline]
     pub fn reserve(&self, wanted: u32, seed: u32) -> Option<Reservation> {
         let rotation = seed & 63;
@@ -111,7 +113,7 @@ impl BlockHeader {
             }
             let free = (!current).rotate_right(rotation);
             let chosen = lowest_set_bits(free, wanted).rotate_left(rotation);
-            let before = self.alloc.fetch_or(chosen);
+            let before = self.alloc.fetch_or_acquire(chosen);
             #[cfg(loom)]
             std::eprintln!(
                 "[{:?}] reserve: current {current:#x} chosen {chosen:#x} before {before:#x}",

@@ -638,10 +638,9 @@ fn reserve_in<C: ClassSpec, S: BlockStore>(
     seed: u32,
 ) -> Option<Reservation> {
     let block = store.block(index);
+    // The reservation is an acquire: it pairs with the fence of `initialize_free_block`, so the
+    // type read below is the one the block had when its bitmap let us in (or a later one).
     let r = block.reserve(wanted, seed)?;
-    // Acquire: pairs with the fence of `initialize_free_block`, so the type read below is the
-    // one the block had when its bitmap let us in (or a later one).
-    arch::fence();
     let type_id = block.type_id.load() as u8;
     if r.filled_block {
         store.active(type_id).clear(index);

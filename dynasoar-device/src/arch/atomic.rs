@@ -129,6 +129,10 @@ macro_rules! atomic_type {
                 rmw!(self, concat!("atom.relaxed.gpu.global.or.b", $bits), $reg, value)
             }
             #[inline(always)]
+            fn rmw_or_acquire(&self, value: $int) -> $int {
+                rmw!(self, concat!("atom.acquire.gpu.global.or.b", $bits), $reg, value)
+            }
+            #[inline(always)]
             fn rmw_and(&self, value: $int) -> $int {
                 rmw!(self, concat!("atom.relaxed.gpu.global.and.b", $bits), $reg, value)
             }
@@ -187,6 +191,10 @@ macro_rules! atomic_type {
                 self.0.fetch_or(value, Relaxed)
             }
             #[inline(always)]
+            fn rmw_or_acquire(&self, value: $int) -> $int {
+                self.0.fetch_or(value, core::sync::atomic::Ordering::Acquire)
+            }
+            #[inline(always)]
             fn rmw_and(&self, value: $int) -> $int {
                 self.0.fetch_and(value, Relaxed)
             }
@@ -227,6 +235,13 @@ macro_rules! atomic_type {
             #[inline(always)]
             pub fn fetch_or(&self, value: $int) -> $int {
                 self.rmw_or(value)
+            }
+            /// Atomic OR with acquire semantics (`atom.acquire.gpu`): what a thread did before a
+            /// release (a fence, then the write this reads from) happens before what follows
+            /// here, without the full fence's wait for this thread's own writes in flight.
+            #[inline(always)]
+            pub fn fetch_or_acquire(&self, value: $int) -> $int {
+                self.rmw_or_acquire(value)
             }
             /// Atomic AND; returns the previous value.
             #[inline(always)]
