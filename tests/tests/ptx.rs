@@ -77,9 +77,10 @@ fn each_build_makes_objects_in_its_own_store_only() {
     // DynaSOAr's `Heap::allocate` is kept out of line (its search inlined into it keeps the
     // kernels' register counts down), so the SOA constructor calls it; the AOS one never does.
     assert!(soa.contains("4Heap8allocate") && !aos.contains("4Heap8allocate"));
-    // The reservation itself (a 64-bit `or` on a block's allocation bitmap) lives in that
-    // function, which the SOA build has and the AOS build's constructor never reaches.
-    assert!(MODELS_PTX.contains("atom.relaxed.gpu.global.or.b64"));
+    // The reservation itself (a 64-bit `or` on a block's allocation bitmap, an acquire, so
+    // that the block's type is read after it) lives in that function, which the SOA build has
+    // and the AOS build's constructor never reaches.
+    assert!(MODELS_PTX.contains("atom.acquire.gpu.global.or.b64"));
 }
 
 #[test]

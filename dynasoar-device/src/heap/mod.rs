@@ -81,8 +81,8 @@ pub struct HeapConfig {
     /// Variants of the allocator, for the paper's comparison of them (section 7.3, Figure
     /// 12(d)): [`VARIANT_NO_COALESCING`] and [`VARIANT_NO_ROTATION`] bits, and
     /// [`VARIANT_NO_LAST_BLOCK`] for our own addition; 0 (the default) is DynaSOAr as the paper
-    /// describes it with the last-block tables; [`VARIANT_NO_LAST_BLOCK`] alone is the paper's. `allocate` reads it at run time, so one PTX serves
-    /// every variant.
+    /// describes it with the last-block tables; [`VARIANT_NO_LAST_BLOCK`] alone is the paper's.
+    /// `allocate` reads it at run time, so one PTX serves every variant.
     pub variants: u32,
     pub geometry: BitmapGeometry,
     /// Objects per block of each class.
@@ -628,7 +628,8 @@ mod tests {
                 assert!(containers_end <= area + c.enum_stride, "{heap_bytes}: class {class}");
             }
             assert!(c.run_slots.is_power_of_two() && c.run_slots as u64 <= MAX_RUN_SLOTS);
-            assert!(c.runs + 3 * c.run_slots as u64 * 8 <= c.blocks);
+            // The run tables, then the last-block tables, of the 3 classes before the blocks.
+            assert!(c.runs + 2 * 3 * c.run_slots as u64 * 8 <= c.blocks, "{heap_bytes}: {c:?}");
         }
     }
 
