@@ -362,6 +362,9 @@ pub struct Outcome {
     /// Device time of creating the bodies and the first tree (DSL only; the baselines upload
     /// their bodies and build the tree in every step).
     pub setup: Duration,
+    /// Heap blocks of the tree nodes at the end, and the slots they hold (DSL only): how densely
+    /// the force walk's nodes lie.
+    pub tree_blocks: Option<(u64, u64)>,
 }
 
 impl Outcome {
@@ -460,6 +463,10 @@ pub trait Simulation {
     /// Enumeration time since the last call (DSL only).
     fn take_enumeration(&self) -> anyhow::Result<Duration> {
         Ok(Duration::ZERO)
+    }
+    /// The tree nodes' heap blocks and the slots they hold (DSL only).
+    fn tree_blocks(&self) -> anyhow::Result<Option<(u64, u64)>> {
+        Ok(None)
     }
 }
 
@@ -647,6 +654,18 @@ impl Simulation for DslSim {
 
     fn take_enumeration(&self) -> anyhow::Result<Duration> {
         Ok(self.enumeration.take() + self.rt.take_timings()?.enumeration)
+    }
+
+    fn tree_blocks(&self) -> anyhow::Result<Option<(u64, u64)>> {
+        if self.rt.heap().is_none() {
+            return Ok(None);
+        }
+        let stats = self.rt.stats()?;
+        Ok(stats
+            .classes
+            .iter()
+            .find(|c| c.name == "TreeNode")
+            .map(|c| (c.blocks, c.blocks * c.objects_per_block as u64)))
     }
 }
 
@@ -1044,7 +1063,8 @@ pub fn run(
         .tree()?
         .check(&bodies)
         .map_err(|e| anyhow::anyhow!("the {} version's final tree is broken: {e}", implementation.name()))?;
-    Ok(Outcome { bodies, tree, total, enumeration, setup })
+    let tree_blocks = sim.tree_blocks()?;
+    Ok(Outcome { bodies, tree, total, enumeration, setup, tree_blocks })
 }
 
 const SPACE: [u8; 3] = [8, 8, 24];

@@ -57,7 +57,7 @@ fn main() -> std::process::ExitCode {
 
 fn report(cfg: &Config, label: &str, backend: &str, o: &Outcome) -> Report {
     let (px, py) = o.momentum();
-    Report::new("barnes-hut")
+    let report = Report::new("barnes-hut")
         .field("backend", backend)
         .field("allocator", label)
         .field("size", cfg.bodies)
@@ -68,9 +68,13 @@ fn report(cfg: &Config, label: &str, backend: &str, o: &Outcome) -> Report {
         .field("setup_us", o.setup.as_micros())
         .field("bodies", o.bodies.len())
         .field("nodes", o.tree.nodes)
-        .field("depth", o.tree.depth)
-        .field("momentum", format!("{px:.6e},{py:.6e}"))
-        .field("checksum", format!("{:.6}", o.checksum()))
+        .field("depth", o.tree.depth);
+    // How densely the tree nodes lie in the heap (DSL only): the force walk reads them.
+    let report = match o.tree_blocks {
+        Some((blocks, slots)) => report.field("tree_node_blocks", blocks).field("tree_node_slots", slots),
+        None => report,
+    };
+    report.field("momentum", format!("{px:.6e},{py:.6e}")).field("checksum", format!("{:.6}", o.checksum()))
 }
 
 fn run_app(args: Args) -> anyhow::Result<()> {
