@@ -526,11 +526,7 @@ impl<'a> Heap<'a> {
     /// hand out slots from (see the allocator's `runs`).
     #[inline(always)]
     pub fn run_table(&self, class: u8) -> &'a [Atomic64] {
-        let c = self.config();
-        let at = c.runs + class as u64 * c.run_slots as u64 * 8;
-        // SAFETY: each class's table holds `run_slots` entries in the heap (see `HeapPlan`),
-        // accessed only atomically.
-        unsafe { core::slice::from_raw_parts(at as usize as *const Atomic64, c.run_slots as usize) }
+        self.keyed_table(class as u64)
     }
 
     /// This warp's entry of `class`'s run table, keyed by multiprocessor and warp slot. The key
@@ -544,10 +540,7 @@ impl<'a> Heap<'a> {
     /// Scalability with a heap that got 8192 entries ran as fast as with none.
     #[inline(always)]
     pub fn run_entry(&self, class: u8) -> &'a Atomic64 {
-        let c = self.config();
-        let at = c.runs + (class as u64 * c.run_slots as u64 + warp_key(c) as u64) * 8;
-        // SAFETY: `warp_key < run_slots`, so the entry lies in `class`'s table.
-        unsafe { &*(at as usize as *const Atomic64) }
+        self.keyed_entry(class as u64)
     }
 
     /// The last-block table of `class`: entry `i` holds the block that a warp keyed to `i` (as
@@ -555,11 +548,7 @@ impl<'a> Heap<'a> {
     /// allocator's `search_or_open`.
     #[inline(always)]
     pub fn last_block_table(&self, class: u8) -> &'a [Atomic64] {
-        let c = self.config();
-        let at = c.runs + (c.num_classes as u64 + class as u64) * c.run_slots as u64 * 8;
-        // SAFETY: each class's last-block table holds `run_slots` entries after the run tables
-        // (see `HeapPlan`), accessed only atomically.
-        unsafe { core::slice::from_raw_parts(at as usize as *const Atomic64, c.run_slots as usize) }
+        self.keyed_table(self.config().num_classes as u64 + class as u64)
     }
 
     /// This warp's entry of `class`'s last-block table (keyed as [`run_entry`](Self::run_entry)).
@@ -567,10 +556,26 @@ impl<'a> Heap<'a> {
     /// another warp noted, which serves as well.
     #[inline(always)]
     pub fn last_block_entry(&self, class: u8) -> &'a Atomic64 {
+        self.keyed_entry(self.config().num_classes as u64 + class as u64)
+    }
+
+    /// Table `t` of those keyed by warp (`run_slots` entries each): the classes' run tables,
+    /// then their last-block tables (see `HeapPlan`). `t` is below twice the classes.
+    #[inline(always)]
+    fn keyed_table(&self, t: u64) -> &'a [Atomic64] {
         let c = self.config();
-        let at =
-            c.runs + ((c.num_classes as u64 + class as u64) * c.run_slots as u64 + warp_key(c) as u64) * 8;
-        // SAFETY: `warp_key < run_slots`, so the entry lies in `class`'s last-block table.
+        let at = c.runs + t * c.run_slots as u64 * 8;
+        // SAFETY: the plan lays out `2 * num_classes` tables of `run_slots` entries from
+        // `runs`, accessed only atomically.
+        unsafe { core::slice::from_raw_parts(at as usize as *const Atomic64, c.run_slots as usize) }
+    }
+
+    /// This warp's entry of keyed table `t` (see [`keyed_table`](Self::keyed_table)).
+    #[inline(always)]
+    fn keyed_entry(&self, t: u64) -> &'a Atomic64 {
+        let c = self.config();
+        let at = c.runs + (t * c.run_slots as u64 + warp_key(c) as u64) * 8;
+        // SAFETY: `warp_key < run_slots`, so the entry lies in table `t`.
         unsafe { &*(at as usize as *const Atomic64) }
     }
 
