@@ -663,8 +663,7 @@ impl Simulation for DslSim {
         let stats = self.rt.stats()?;
         Ok(stats
             .classes
-            .iter()
-            .find(|c| c.name == "TreeNode")
+            .get(<TreeNode as ClassSpec>::TYPE_ID as usize)
             .map(|c| (c.blocks, c.blocks * c.objects_per_block as u64)))
     }
 }
