@@ -34,14 +34,20 @@ use crate::handle::RawHandle;
 #[cfg(not(loom))]
 use crate::heap::{Heap, VARIANT_NO_COALESCING, VARIANT_NO_LAST_BLOCK, VARIANT_NO_ROTATION, block_at};
 
-/// Blocks (of all classes) that may be opened at once: past this, a leader that finds no active
-/// block waits for one to be published instead of opening another. Enough for full throughput
-/// (each opening takes about a microsecond and serves up to 64 objects), few enough to bound
-/// the fragmentation an allocation spike leaves behind. This wait (and the one for blocks in
-/// flight before out of memory) is why `allocate` is not lock-free in the formal sense: a
-/// waiter depends on openings under way (ARCHITECTURE.md, "The allocator", on progress).
+/// Blocks (of all classes) that may be opened at once for leaders taking less than half a block:
+/// past this, such a leader that finds no active block waits for one to be published instead
+/// of opening another. Each opening serves its opener and then up to 63 other objects, so a
+/// few in flight keep lone allocations going, while every extra one is a block that a burst of
+/// lone allocations leaves mostly empty. At 128, Barnes-Hut's insertion (a few dozen lone
+/// allocations at once whenever its tree nodes' active blocks run out) kept opening blocks
+/// for it: after 1,000 steps its 217,543 tree nodes lay in 24,900 blocks (26% of their slots),
+/// with 8 in 17,100-17,600, and its run and the Game of Life's got 6-7% faster, no other app
+/// slower (docs/performance-log.md, "The cap on block openings"). Leaders taking half a block
+/// or more are not held back. This wait (and the one for blocks in flight before out of
+/// memory) is why `allocate` is not lock-free in the formal sense: a waiter depends on
+/// openings under way (ARCHITECTURE.md, "The allocator", on progress).
 #[cfg(not(loom))]
-const MAX_BLOCKS_OPENING: u32 = 128;
+const MAX_BLOCKS_OPENING: u32 = 8;
 /// Off under loom: the wait is a spin on a relaxed load, which loom may serve stale forever
 /// (C++ does not promise visibility in finite time; the GPU's L2 does). Waiting only delays an
 /// allocation and changes no state, so the models lose nothing they check.

@@ -657,9 +657,12 @@ impl Simulation for DslSim {
     }
 
     fn tree_blocks(&self) -> anyhow::Result<Option<(u64, u64)>> {
-        if self.rt.heap().is_none() {
+        let Some(heap) = self.rt.heap() else {
             return Ok(None);
-        }
+        };
+        // The heap's invariants (bitmap levels consistent, blocks active exactly when not
+        // full, ...) at the end of the run, when no kernel runs.
+        heap.snapshot(self.rt.executor())?.check().map_err(|e| anyhow::anyhow!("heap inconsistent: {e}"))?;
         let stats = self.rt.stats()?;
         Ok(stats
             .classes
