@@ -38,14 +38,15 @@ use crate::heap::{Heap, VARIANT_NO_COALESCING, VARIANT_NO_LAST_BLOCK, VARIANT_NO
 /// past this, such a leader that finds no active block waits for one to be published instead
 /// of opening another. Each opening serves its opener and then up to 63 other objects, so a
 /// few in flight keep lone allocations going, while every extra one is a block that a burst of
-/// lone allocations leaves mostly empty. At 128, Barnes-Hut's insertion (a few dozen lone
-/// allocations at once whenever its tree nodes' active blocks run out) kept opening blocks
-/// for it: after 1,000 steps its 217,543 tree nodes lay in 24,900 blocks (26% of their slots),
-/// with 8 in 17,100-17,600, and its run and the Game of Life's got 6-7% faster, no other app
-/// slower (docs/performance-log.md, "The cap on block openings"). Leaders taking half a block
-/// or more are not held back. This wait (and the one for blocks in flight before out of
-/// memory) is why `allocate` is not lock-free in the formal sense: a waiter depends on
-/// openings under way (ARCHITECTURE.md, "The allocator", on progress).
+/// lone allocations leaves mostly empty. At 128, Barnes-Hut's insertion (lone allocations in
+/// bursts that use up its tree nodes' active blocks) kept opening blocks for them: after 1,000
+/// steps its 217,543 tree nodes lay in about 24,900 blocks (26% of their slots), at 8 in about
+/// 17,400; the Game of Life got 6% faster, no app slower; each lane allocating alone at 256
+/// allocations a thread (Linux Scalability's NoCoal) 18-25% slower (docs/performance-log.md,
+/// "The cap on block openings"). Leaders taking half a block or more are not held back. This
+/// wait (and the one for blocks in flight before out of memory) is why `allocate` is not
+/// lock-free in the formal sense: a waiter depends on openings under way (ARCHITECTURE.md,
+/// "The allocator", on progress).
 #[cfg(not(loom))]
 const MAX_BLOCKS_OPENING: u32 = 8;
 /// Off under loom: the wait is a spin on a relaxed load, which loom may serve stale forever
