@@ -41,12 +41,12 @@ use crate::heap::{Heap, VARIANT_NO_COALESCING, VARIANT_NO_LAST_BLOCK, VARIANT_NO
 /// lone allocations leaves mostly empty. At 128, Barnes-Hut's insertion (lone allocations in
 /// bursts that use up its tree nodes' active blocks) kept opening blocks for them: after 1,000
 /// steps its 217,543 tree nodes lay in about 24,900 blocks (26% of their slots), at 8 in about
-/// 17,400; the Game of Life got 6% faster, no app slower; each lane allocating alone at 256
-/// allocations a thread (Linux Scalability's NoCoal) 18-25% slower (docs/performance-log.md,
-/// "The cap on block openings"). Leaders taking half a block or more are not held back. This
-/// wait (and the one for blocks in flight before out of memory) is why `allocate` is not
-/// lock-free in the formal sense: a waiter depends on openings under way (ARCHITECTURE.md,
-/// "The allocator", on progress).
+/// 17,400; the Game of Life got 6% faster, no app more than 1% slower; each lane allocating
+/// alone at 256 allocations a thread (Linux Scalability's NoCoal) 18-25% slower
+/// (docs/performance-log.md, "The cap on block openings"). Leaders taking half a block or more
+/// are not held back. This wait (and the one for blocks in flight before out of memory) is why
+/// `allocate` is not lock-free in the formal sense: a waiter depends on openings under way
+/// (ARCHITECTURE.md, "The allocator", on progress).
 #[cfg(not(loom))]
 const MAX_BLOCKS_OPENING: u32 = 8;
 /// Off under loom: the wait is a spin on a relaxed load, which loom may serve stale forever

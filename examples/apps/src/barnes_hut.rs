@@ -464,7 +464,8 @@ pub trait Simulation {
     fn take_enumeration(&self) -> anyhow::Result<Duration> {
         Ok(Duration::ZERO)
     }
-    /// The tree nodes' heap blocks and the slots they hold (DSL only).
+    /// The tree nodes' heap blocks and the slots they hold (DSL only), after checking the heap's
+    /// invariants (an error if they do not hold).
     fn tree_blocks(&self) -> anyhow::Result<Option<(u64, u64)>> {
         Ok(None)
     }
