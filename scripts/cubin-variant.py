@@ -11,6 +11,13 @@ run with other caps on the device (no rebuild), by pointing DYNASOAR_CUBIN_DIR a
 
 `--cap PATTERN=0` removes a cap. The chosen caps then belong in the app's build.rs
 (`PtxBuilder::max_registers_for`), measured.
+
+`--as DIGEST` names the cubin after another PTX's digest: the binaries that embed that PTX (a
+bundle's, `cubin/DIGEST.sm_90.cubin` there) then run the `--ptx` given, e.g. a device-code change
+of the working tree built with `cargo build --release -p dynasoar-examples --bin nbody`, against
+their own cubin in one call, without a bundle of the change (the host code must be the same):
+
+    scripts/cubin-variant.py --as 9e56cb84b2890ea0 --out gpu-bundle/extra/variant
 """
 import argparse
 import pathlib
@@ -49,7 +56,12 @@ def main() -> int:
     ap.add_argument("--cap", action="append", default=[], metavar="PATTERN=N", help="cap entries containing PATTERN")
     ap.add_argument("--ptxas", default=DEFAULT_PTXAS)
     ap.add_argument("--arch", default="sm_90")
+    ap.add_argument("--as", dest="as_digest", metavar="DIGEST", help="name the cubin after this PTX digest (16 hex digits)")
     args = ap.parse_args()
+    if args.as_digest is not None and not re.fullmatch(r"[0-9a-f]{16}", args.as_digest):
+        ap.error(f"--as {args.as_digest!r}: expected the 16 hex digits of a cubin's name")
+    if not args.cap and args.as_digest is None:
+        ap.error("nothing to change: give --cap PATTERN=N, or --as DIGEST")
 
     caps = []
     for c in args.cap:
@@ -59,14 +71,15 @@ def main() -> int:
         caps.append((pattern, int(n)))
     raw = pathlib.Path(args.ptx).read_bytes()
     ptx, changed = recap(raw.decode(), caps)
-    if not changed:
+    if caps and not changed:
         print(f"cubin-variant: no entry matches {[p for p, _ in caps]}", file=sys.stderr)
         return 1
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     variant = out / "variant.ptx"
     variant.write_text(ptx)
-    cubin = out / f"{fnv1a(raw):016x}.{args.arch}.cubin"
+    name = args.as_digest or f"{fnv1a(raw):016x}"
+    cubin = out / f"{name}.{args.arch}.cubin"
     done = subprocess.run(
         [args.ptxas, "-v", f"-arch={args.arch}", "-O3", str(variant), "-o", str(cubin)],
         check=True,
@@ -74,7 +87,7 @@ def main() -> int:
         text=True,
     )
     variant.unlink()
-    print(cubin)
+    print(cubin if args.as_digest is None else f"{cubin} (assembled from {args.ptx}, PTX {fnv1a(raw):016x})")
     # What each changed entry got: registers and spills (ptxas -v prints them after its name).
     names = {c.split("=")[0] for c in changed}
     current = None
