@@ -3,8 +3,9 @@
 //! Every operation here is *relaxed* and *device-scoped*, except `fetch_or_acquire` (the
 //! reservation of slots in a block, which must be ordered before the read of the block's type).
 //! Elsewhere, where an algorithm needs ordering it says so with an explicit
-//! [`fence`](super::fence), exactly as CUDA code uses `__threadfence()`. This keeps the PTX free of the `.sys`-scoped loads and CAS that Rust's own
-//! atomics produce on nvptx (system scope: slow, and never what the allocator needs), and makes the host and loom builds check the
+//! [`fence`](super::fence), exactly as CUDA code uses `__threadfence()`. This keeps the PTX free
+//! of the `.sys`-scoped loads and CAS that Rust's own atomics produce on nvptx (system scope:
+//! slow, and never what the allocator needs), and makes the host and loom builds check the
 //! algorithms under the same weak ordering the GPU gives them.
 //!
 //! The types are `repr(transparent)` over an integer cell, so device memory holding plain

@@ -437,11 +437,7 @@ impl DslSim {
             grid_candidates.len(),
             candidate_cells.len()
         );
-        if let Some(heap) = self.rt.heap() {
-            heap.snapshot(self.rt.executor())?
-                .check()
-                .map_err(|e| anyhow::anyhow!("heap inconsistent: {e}"))?;
-        }
+        crate::check_heap(&self.rt)?;
         let live: HashSet<u64> = self.rt.handles::<Agent>()?.iter().map(|h| h.raw().0).collect();
         let in_grid: HashSet<u64> = grid.iter().filter(|e| !e.is_null()).map(|e| e.raw().0).collect();
         ensure!(live == in_grid, "live objects and grid entries differ (leak or dangling handle)");

@@ -232,3 +232,13 @@ pub fn run_step<A: AllocatorSpec>(
         None => step(rt),
     }
 }
+
+/// Check the invariants of `rt`'s heap (bitmap levels consistent, blocks active exactly when not
+/// full, ...; `DeviceHeap`'s snapshot check) when no kernel runs: an error naming the first that
+/// fails. Nothing to check where the objects live in another store.
+pub fn check_heap<A: AllocatorSpec>(rt: &Runtime<A>) -> anyhow::Result<()> {
+    if let Some(heap) = rt.heap() {
+        heap.snapshot(rt.executor())?.check().map_err(|e| anyhow::anyhow!("heap inconsistent: {e}"))?;
+    }
+    Ok(())
+}

@@ -606,9 +606,7 @@ impl DslSim {
                 light.cells[..light.num_cells as usize].iter().filter(|&&c| limits[c as usize] > 0).count();
             ensure!(green <= 1, "light {i} shows green on {green} streets");
         }
-        if let Some(heap) = rt.heap() {
-            heap.snapshot(rt.executor())?.check().map_err(|e| anyhow::anyhow!("heap inconsistent: {e}"))?;
-        }
+        crate::check_heap(rt)?;
         let live: HashSet<u64> = rt.handles::<Car>()?.iter().map(|h| h.raw().0).collect();
         let cars = rt.collect::<Car>()?;
         ensure!(cars.len() == live.len(), "{} cars collected, {} live", cars.len(), live.len());
