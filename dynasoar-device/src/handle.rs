@@ -10,7 +10,8 @@
 //! Unlike the paper, which stores a block *index*, we store the block's address: a field's
 //! address is then `block + 128 + N_T * offset_F + slot * size_F` (the data segment starts
 //! [`DATA_OFFSET`](crate::block::DATA_OFFSET) bytes into the block), with no load of the heap
-//! base.
+//! base. A field of a group (`#[group(name)]`, [`FieldPlace`]) lies in its group's array of
+//! records instead: `block + 128 + N_T * offset_G + slot * size_G + (offset_F - offset_G)`.
 //! The null handle is 0 (no block lives at address 0).
 //!
 //! Objects of a store that keeps each object whole at its own address (the AOS object store of
@@ -31,6 +32,35 @@ pub const AOS_MARK: u64 = 0xFF;
 
 /// Mask of an AOS object's address bits.
 pub const AOS_ADDR_MASK: u64 = 0x0000_FFFF_FFFF_FFFF;
+
+/// Where a field lies in its class's block: the array it belongs to starts `N_T * group` bytes
+/// into the data segment and holds one `stride`-byte element per slot, of which the field takes
+/// the bytes from `inner` on. A field of its own is its own array (`group` its offset in the
+/// class's `repr(C)` value, `stride` its size, `inner` 0); the fields of a `#[group(name)]`
+/// share one array of records (`group` the offset of the group's first field, `stride` the
+/// bytes from it to the end of the last one, `inner` the field's offset from the first).
+/// Either way the arrays tile the data segment as the fields tile the value, so the block's
+/// size does not change. An AOS object's field is at `address + group + inner`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FieldPlace {
+    pub group: u64,
+    pub stride: u64,
+    pub inner: u64,
+}
+
+impl FieldPlace {
+    /// A field of `size` bytes at `offset`, stored in an array of its own.
+    #[inline(always)]
+    pub const fn own(offset: u64, size: u64) -> Self {
+        FieldPlace { group: offset, stride: size, inner: 0 }
+    }
+
+    /// A field at `offset` of the group whose fields take the bytes `start..end` of the value.
+    #[inline(always)]
+    pub const fn grouped(start: u64, end: u64, offset: u64) -> Self {
+        FieldPlace { group: start, stride: end - start, inner: offset - start }
+    }
+}
 
 /// An untyped object handle.
 #[repr(transparent)]
@@ -108,13 +138,20 @@ impl RawHandle {
     /// `address + offset`.
     #[inline(always)]
     pub const fn field_addr(self, offset: u64, size: u64) -> u64 {
+        self.place_addr(FieldPlace::own(offset, size))
+    }
+
+    /// Address of the field at `place` (see [`FieldPlace`]).
+    #[inline(always)]
+    pub const fn place_addr(self, place: FieldPlace) -> u64 {
         if self.is_aos() {
-            return self.aos_addr() + offset;
+            return self.aos_addr() + place.group + place.inner;
         }
         self.block_addr()
             + crate::block::DATA_OFFSET
-            + self.objects_per_block() as u64 * offset
-            + self.slot() as u64 * size
+            + self.objects_per_block() as u64 * place.group
+            + self.slot() as u64 * place.stride
+            + place.inner
     }
 
     /// The same handle with its block address moved by `delta` (host-side checks of a heap
@@ -150,6 +187,24 @@ mod tests {
         let h = RawHandle::new(0x1000, 5, 32, 1);
         // Field at offset 8 of size 4: array at block + 128 + 32 * 8, element 5.
         assert_eq!(h.field_addr(8, 4), 0x1000 + 128 + 256 + 20);
+    }
+
+    #[test]
+    fn grouped_fields_lie_in_one_record_per_slot() {
+        // A group of bytes 8..20 of the value (say a Vec2 and an f32), 32 objects per block:
+        // its records start at block + 128 + 32 * 8, 12 bytes each.
+        let h = RawHandle::new(0x1000, 5, 32, 1);
+        let first = FieldPlace::grouped(8, 20, 8);
+        let second = FieldPlace::grouped(8, 20, 16);
+        assert_eq!(h.place_addr(first), 0x1000 + 128 + 256 + 5 * 12);
+        assert_eq!(h.place_addr(second), h.place_addr(first) + 8);
+        // The next slot's record follows the whole record; the group's array ends where the
+        // array of the field after it (offset 20) begins.
+        let last = RawHandle::new(0x1000, 31, 32, 1);
+        assert_eq!(last.place_addr(second) + 4, last.field_addr(20, 4) - 31 * 4);
+        // An own field's place is the SOA formula, and AOS objects ignore the stride.
+        assert_eq!(h.place_addr(FieldPlace::own(8, 4)), h.field_addr(8, 4));
+        assert_eq!(RawHandle::aos(0x7f00_0000_0000, 3).place_addr(second), 0x7f00_0000_0010);
     }
 
     #[test]

@@ -105,18 +105,20 @@ pub enum DoAll {
 /// finds it in the method's body (the first `this.field()` call); gathers prefetch nothing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Prefetch {
-    /// The field's offset in the class's `repr(C)` value (its SOA array starts `N` times that
-    /// into the data segment) and its size; size 0 for no prefetch.
-    pub(crate) offset: u32,
-    pub(crate) size: u32,
+    /// Where the field lies in the block (the parts of its `FieldPlace` in the handle module,
+    /// in 32 bits); stride 0 for no prefetch.
+    pub(crate) group: u32,
+    pub(crate) stride: u32,
+    pub(crate) inner: u32,
 }
 
 impl Prefetch {
-    pub const NONE: Prefetch = Prefetch { offset: 0, size: 0 };
+    pub const NONE: Prefetch = Prefetch { group: 0, stride: 0, inner: 0 };
 
-    /// The field of `offset` and `size` bytes.
-    pub const fn field(offset: usize, size: usize) -> Prefetch {
-        Prefetch { offset: offset as u32, size: size as u32 }
+    /// The field whose array starts `group` bytes times `N` into the data segment, `stride`
+    /// bytes a slot, at `inner` bytes into the slot's element (a `FieldPlace`'s parts).
+    pub const fn field(group: u64, stride: u64, inner: u64) -> Prefetch {
+        Prefetch { group: group as u32, stride: stride as u32, inner: inner as u32 }
     }
 
     /// The first of `fields` that is one (the spans `#[soa_class]` reports for the names a
@@ -133,6 +135,6 @@ impl Prefetch {
     }
 
     pub const fn is_some(self) -> bool {
-        self.size != 0
+        self.stride != 0
     }
 }

@@ -82,7 +82,7 @@ pub use block::ClassShape;
 pub use class::{Class, ClassInfo, ClassSpec, Concrete, NoParent};
 #[cfg(not(loom))]
 pub use device::{Device, Effects};
-pub use handle::RawHandle;
+pub use handle::{FieldPlace, RawHandle};
 #[cfg(not(loom))]
 pub use heap::{Heap, HeapHeader};
 pub use kernel::{DevPtr, Kernel};

@@ -18,7 +18,7 @@ use core::marker::PhantomData;
 
 use crate::Plain;
 use crate::arch::atomic::{Atomic32, Atomic64};
-use crate::handle::RawHandle;
+use crate::handle::{FieldPlace, RawHandle};
 use crate::registry::Registered;
 
 /// Depth marker of [`IsA`]: the class itself.
@@ -240,40 +240,56 @@ unsafe impl<T> View for Ref<T> {
     }
 }
 
-/// Read the field at byte `offset` of the object `raw`.
+/// Read the field at `place` of the object `raw`.
 ///
 /// # Safety
-/// `offset` must be the offset of a field of type `V` in the layout of a class the object is-a.
+/// `place` must be the place of a field of type `V` in the layout of a class the object is-a.
 #[doc(hidden)]
 #[inline(always)]
-pub unsafe fn read_field<V: Plain>(raw: RawHandle, offset: u64) -> V {
-    let addr = raw.field_addr(offset, core::mem::size_of::<V>() as u64);
+pub unsafe fn read_field<V: Plain>(raw: RawHandle, place: FieldPlace) -> V {
+    let addr = raw.place_addr(place);
     // SAFETY: the address lies in the object's field array (see the caller's contract).
     unsafe { (addr as usize as *const V).read() }
 }
 
-/// Write the field at byte `offset` of the object `raw`.
+/// Write the field at `place` of the object `raw`.
 ///
 /// # Safety
 /// As for [`read_field`].
 #[doc(hidden)]
 #[inline(always)]
-pub unsafe fn write_field<V: Plain>(raw: RawHandle, offset: u64, value: V) {
-    let addr = raw.field_addr(offset, core::mem::size_of::<V>() as u64);
+pub unsafe fn write_field<V: Plain>(raw: RawHandle, place: FieldPlace, value: V) {
+    let addr = raw.place_addr(place);
     // SAFETY: as for `read_field`.
     unsafe { (addr as usize as *mut V).write(value) }
 }
 
-/// Address of element `index` of the array field at byte `offset` (arrays of `E`, `len` long).
+/// Address of element `index` of the array field at `place` (arrays of `E`).
 ///
 /// # Safety
 /// As for [`read_field`], for a field of type `[E; len]`, and `index < len`.
 #[doc(hidden)]
 #[inline(always)]
-pub unsafe fn element_addr<E>(raw: RawHandle, offset: u64, len: usize, index: usize) -> *mut E {
+pub unsafe fn element_addr<E>(raw: RawHandle, place: FieldPlace, len: usize, index: usize) -> *mut E {
     debug_assert!(index < len);
-    let addr = raw.field_addr(offset, (core::mem::size_of::<E>() * len) as u64);
-    (addr as usize as *mut E).wrapping_add(index)
+    (raw.place_addr(place) as usize as *mut E).wrapping_add(index)
+}
+
+/// Whether the record of a `#[group]` (bytes `start..end` of its class's value) starts on and
+/// takes a multiple of the largest of its fields' alignments `aligns`: then every field of
+/// every slot's record is aligned (the group's array starts `N_T * start` into the data
+/// segment, which is 128-byte aligned).
+#[doc(hidden)]
+pub const fn group_aligned(start: usize, end: usize, aligns: &[usize]) -> bool {
+    let mut align = 1;
+    let mut i = 0;
+    while i < aligns.len() {
+        if aligns[i] > align {
+            align = aligns[i];
+        }
+        i += 1;
+    }
+    start.is_multiple_of(align) && (end - start).is_multiple_of(align)
 }
 
 /// Field types that can be declared `#[atomic]`: integers of 32 and 64 bits, `f32` and handles. Their accessor `<field>_atomic()` gives an [`AtomicRef`].

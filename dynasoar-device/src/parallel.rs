@@ -349,8 +349,8 @@ mod tests {
 
     #[test]
     fn prefetch_takes_the_first_field_found() {
-        let a = Prefetch::field(8, 4);
-        assert_eq!(Prefetch::first(&[None, Some(a), Some(Prefetch::field(0, 8))]), a);
+        let a = Prefetch::field(8, 4, 0);
+        assert_eq!(Prefetch::first(&[None, Some(a), Some(Prefetch::field(0, 8, 0))]), a);
         assert!(!Prefetch::first(&[None, None]).is_some());
         assert!(same_name("speed", "speed") && !same_name("speed", "spee") && !same_name("a", "b"));
     }

@@ -237,7 +237,10 @@ pub(crate) fn for_each_listed_streaming(
         }
     };
     let block_at = |index: u32| block_address(blocks_at, block_bytes, index);
-    let prefetch_at = DATA_OFFSET + n as u64 * prefetch.offset as u64 + slot as u64 * prefetch.size as u64;
+    let prefetch_at = DATA_OFFSET
+        + n as u64 * prefetch.group as u64
+        + slot as u64 * prefetch.stride as u64
+        + prefetch.inner as u64;
 
     // `lead` is below `blocks` (< 2^31) and so is `step`: `at + step` cannot wrap.
     let mut at = lead;

@@ -22,6 +22,8 @@ pub struct Field {
     pub ident: Ident,
     pub ty: Type,
     pub atomic: bool,
+    /// `#[group(name)]`: stored with the other fields of the group, one record per object.
+    pub group: Option<Ident>,
     pub span: Span,
 }
 
@@ -70,6 +72,7 @@ impl Class {
         for f in named.named {
             let span = f.span();
             let mut atomic = false;
+            let mut group = None;
             let mut attrs = Vec::new();
             for attr in f.attrs {
                 if attr.path().is_ident("atomic") {
@@ -80,6 +83,25 @@ impl Class {
                         ));
                     }
                     atomic = true;
+                } else if attr.path().is_ident("group") {
+                    let name = match &attr.meta {
+                        syn::Meta::List(list) => syn::parse2::<Ident>(list.tokens.clone()).ok(),
+                        _ => None,
+                    };
+                    let Some(name) = name else {
+                        return Err(syn::Error::new_spanned(
+                            &attr,
+                            "`#[group]` takes one name: write `#[group(name)]` on each field of the \
+                             group (its fields are stored together, one record per object)",
+                        ));
+                    };
+                    if group.is_some() {
+                        return Err(syn::Error::new_spanned(
+                            &attr,
+                            "a field belongs to at most one group: keep one `#[group(..)]`",
+                        ));
+                    }
+                    group = Some(name);
                 } else {
                     attrs.push(attr);
                 }
@@ -90,6 +112,7 @@ impl Class {
                 ident: f.ident.expect("named field"),
                 ty: f.ty,
                 atomic,
+                group,
                 span,
             });
         }

@@ -53,36 +53,77 @@ pub fn expand(class: &Class) -> TokenStream {
         }
     });
 
-    let offset = |f: &Field| {
-        let id = &f.ident;
-        quote!(::core::mem::offset_of!(#ident, #id) as u64)
+    // Where each field lies in the block (`FieldPlace`): its own array, or its group's
+    // records, which span the bytes from the group's first field to the end of its last.
+    let group_bounds = |group: &syn::Ident| {
+        let members: Vec<&Field> = class.fields.iter().filter(|m| m.group.as_ref() == Some(group)).collect();
+        let (first, last) = (&members[0].ident, members[members.len() - 1]);
+        let (last_id, last_ty) = (&last.ident, &last.ty);
+        (
+            quote!(::core::mem::offset_of!(#ident, #first)),
+            quote!((::core::mem::offset_of!(#ident, #last_id) + ::core::mem::size_of::<#last_ty>())),
+            members,
+        )
     };
+    let place = |f: &Field| {
+        let (id, ty) = (&f.ident, &f.ty);
+        match &f.group {
+            None => quote! {
+                #p::FieldPlace::own(::core::mem::offset_of!(#ident, #id) as u64, ::core::mem::size_of::<#ty>() as u64)
+            },
+            Some(group) => {
+                let (start, end, _) = group_bounds(group);
+                quote! {
+                    #p::FieldPlace::grouped(#start as u64, #end as u64, ::core::mem::offset_of!(#ident, #id) as u64)
+                }
+            }
+        }
+    };
+    let mut groups: Vec<&syn::Ident> = Vec::new();
+    for g in class.fields.iter().filter_map(|f| f.group.as_ref()) {
+        if !groups.contains(&g) {
+            groups.push(g);
+        }
+    }
+    let group_checks = groups.iter().map(|group| {
+        let (start, end, members) = group_bounds(group);
+        let tys = members.iter().map(|m| &m.ty);
+        quote_spanned! {group.span()=>
+            const _: () = assert!(
+                #p::object::group_aligned(#start, #end, &[#(::core::mem::align_of::<#tys>()),*]),
+                "a #[group]'s record must start on, and take a multiple of, the largest alignment of \
+                 its fields: declare the group's most aligned fields first, or add a padding field"
+            );
+        }
+    });
     let store_base = class
         .parent
         .as_ref()
         .map(|parent| quote!(unsafe { <#parent as #p::Class>::store(raw, &value.base) };));
     let store_fields = class.fields.iter().map(|f| {
-        let (id, ty, off) = (&f.ident, &f.ty, offset(f));
-        quote!(unsafe { #p::object::write_field::<#ty>(raw, #off, value.#id) };)
+        let (id, ty, at) = (&f.ident, &f.ty, place(f));
+        quote!(unsafe { #p::object::write_field::<#ty>(raw, #at, value.#id) };)
     });
     let load_base =
         class.parent.as_ref().map(|parent| quote!(base: unsafe { <#parent as #p::Class>::load(raw) },));
     let load_fields = class.fields.iter().map(|f| {
-        let (id, ty, off) = (&f.ident, &f.ty, offset(f));
-        quote!(#id: unsafe { #p::object::read_field::<#ty>(raw, #off) },)
+        let (id, ty, at) = (&f.ident, &f.ty, place(f));
+        quote!(#id: unsafe { #p::object::read_field::<#ty>(raw, #at) },)
     });
 
     // The field lookup behind the do-all loop's prefetch (see `Prefetch` in the device crate):
     // a `const fn` so that a method's candidates resolve at compile time, own fields first,
-    // then the parent's (at the same offsets, the parent's value coming first).
+    // then the parent's (at the same places, the parent's value coming first).
     let field_lookups = class.fields.iter().map(|f| {
-        let (id, ty) = (&f.ident, &f.ty);
-        let name = id.to_string();
+        let name = f.ident.to_string();
+        let at = place(f);
         quote! {
             if #p::parallel::same_name(name, #name) {
+                let place = #at;
                 return ::core::option::Option::Some(#p::parallel::Prefetch::field(
-                    ::core::mem::offset_of!(#ident, #id),
-                    ::core::mem::size_of::<#ty>(),
+                    place.group,
+                    place.stride,
+                    place.inner,
                 ));
             }
         }
@@ -107,7 +148,7 @@ pub fn expand(class: &Class) -> TokenStream {
          (read and write) and [`Ref`]({p}::Ref) (read only).",
         p = "dynasoar"
     );
-    let (decls, impls): (Vec<_>, Vec<_>) = class.fields.iter().map(|f| accessors(f, &offset(f))).unzip();
+    let (decls, impls): (Vec<_>, Vec<_>) = class.fields.iter().map(|f| accessors(f, &place(f))).unzip();
 
     quote! {
         #(#attrs)*
@@ -122,6 +163,7 @@ pub fn expand(class: &Class) -> TokenStream {
         unsafe impl #p::Plain for #ident {}
         #(#plain_checks)*
         #(#atomic_checks)*
+        #(#group_checks)*
         #parent_check
 
         // SAFETY: generated layout: `repr(C)` with the parent's value first.
@@ -146,7 +188,7 @@ pub fn expand(class: &Class) -> TokenStream {
         #concrete
 
         impl #ident {
-            /// The offset and size of field `name` (inherited ones included), if it is one.
+            /// Where field `name` lies in the block (inherited ones included), if it is one.
             #[doc(hidden)]
             pub const fn __dynasoar_field(name: &str) -> ::core::option::Option<#p::parallel::Prefetch> {
                 #(#field_lookups)*
@@ -188,7 +230,7 @@ fn derives(attrs: &[syn::Attribute], name: &str) -> bool {
 }
 
 /// Trait declarations and implementations of one field's accessors.
-fn accessors(f: &Field, offset: &TokenStream) -> (TokenStream, TokenStream) {
+fn accessors(f: &Field, place: &TokenStream) -> (TokenStream, TokenStream) {
     let p = quote!(::dynasoar::__private);
     let id = &f.ident;
     let ty = &f.ty;
@@ -196,7 +238,7 @@ fn accessors(f: &Field, offset: &TokenStream) -> (TokenStream, TokenStream) {
     let docs = quote!(#(#docs)*);
     let setter = format_ident!("set_{}", id);
     let set_doc = format!("Write field `{id}`.");
-    let field_addr = quote!(#p::View::raw(self).field_addr(#offset, ::core::mem::size_of::<#ty>() as u64));
+    let field_addr = quote!(#p::View::raw(self).place_addr(#place));
 
     let mut decls = Vec::new();
     let mut impls = Vec::new();
@@ -239,12 +281,12 @@ fn accessors(f: &Field, offset: &TokenStream) -> (TokenStream, TokenStream) {
             #[inline(always)]
             fn #id(self) -> #ty {
                 // SAFETY: the field of a live object that is-a this class.
-                unsafe { #p::object::read_field::<#ty>(#p::View::raw(self), #offset) }
+                unsafe { #p::object::read_field::<#ty>(#p::View::raw(self), #place) }
             }
             #[inline(always)]
             fn #setter(self, value: #ty) where Self: #p::Writable {
                 // SAFETY: as above.
-                unsafe { #p::object::write_field::<#ty>(#p::View::raw(self), #offset, value) }
+                unsafe { #p::object::write_field::<#ty>(#p::View::raw(self), #place, value) }
             }
         });
     }
@@ -266,13 +308,13 @@ fn accessors(f: &Field, offset: &TokenStream) -> (TokenStream, TokenStream) {
             fn #at(self, index: usize) -> #elem {
                 assert!(index < #len, "array field index out of bounds");
                 // SAFETY: element `index < len` of the field of a live object.
-                unsafe { #p::object::element_addr::<#elem>(#p::View::raw(self), #offset, #len, index).read() }
+                unsafe { #p::object::element_addr::<#elem>(#p::View::raw(self), #place, #len, index).read() }
             }
             #[inline(always)]
             fn #set_at(self, index: usize, value: #elem) where Self: #p::Writable {
                 assert!(index < #len, "array field index out of bounds");
                 // SAFETY: as above.
-                unsafe { #p::object::element_addr::<#elem>(#p::View::raw(self), #offset, #len, index).write(value) }
+                unsafe { #p::object::element_addr::<#elem>(#p::View::raw(self), #place, #len, index).write(value) }
             }
         });
     }

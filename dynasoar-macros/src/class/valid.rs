@@ -34,6 +34,7 @@ pub fn check(class: &Class) -> syn::Result<()> {
         }
         check_type(&field.ty, &name)?;
     }
+    check_groups(class)?;
     for field in &class.fields {
         let name = field.ident.to_string();
         for other in &class.fields {
@@ -47,6 +48,39 @@ pub fn check(class: &Class) -> syn::Result<()> {
                     ),
                 ));
             }
+        }
+    }
+    Ok(())
+}
+
+/// A group's fields are declared one after another (its record is the bytes from the first to
+/// the end of the last, in `repr(C)` order) and are at least two.
+fn check_groups(class: &Class) -> syn::Result<()> {
+    let fields = &class.fields;
+    for (i, field) in fields.iter().enumerate() {
+        let Some(group) = &field.group else { continue };
+        let continues = i > 0 && fields[i - 1].group.as_ref() == Some(group);
+        if !continues && fields[..i].iter().any(|f| f.group.as_ref() == Some(group)) {
+            return Err(syn::Error::new(
+                group.span(),
+                format!(
+                    "field `{}` is in group `{group}`, but the field declared before it is not: \
+                     declare a group's fields one after another (the group is stored as one \
+                     record per object, its fields in declaration order)",
+                    field.ident
+                ),
+            ));
+        }
+        let members = fields.iter().filter(|f| f.group.as_ref() == Some(group)).count();
+        if members == 1 {
+            return Err(syn::Error::new(
+                group.span(),
+                format!(
+                    "group `{group}` has one field: a group stores two or more fields that are read \
+                     together in one record per object; add the other fields to it or remove \
+                     `#[group({group})]`"
+                ),
+            ));
         }
     }
     Ok(())

@@ -344,9 +344,12 @@ pub struct NodeBase {
     /// The tree node whose slot holds this node (null for the root; a body's is set by the
     /// summary pass, so it may be stale while the body is detached).
     pub parent: Handle<TreeNode>,
-    /// A body's position; a tree node's centre of mass.
+    /// A body's position; a tree node's centre of mass. (With `mass` in one record per object:
+    /// the force walk reads the two together.)
+    #[group(body)]
     pub pos: Vec2,
     /// A body's mass; a tree node's total mass.
+    #[group(body)]
     pub mass: f32,
     /// The slot of `parent` holding this node (`DETACHED`: a body waiting to be inserted).
     pub child_index: u32,
@@ -366,17 +369,24 @@ pub struct BodyNode {
 #[soa_class(extends = NodeBase)]
 #[derive(Debug, PartialEq)]
 pub struct TreeNode {
-    /// Child slots (see [`quadrant`]); written with compare-and-swap during insertion.
+    /// Child slots (see [`quadrant`]); written with compare-and-swap during insertion. (The
+    /// slots and the square are one record per object: the force walk reads them together.)
     #[atomic]
+    #[group(walk)]
     pub child0: Handle<NodeBase>,
     #[atomic]
+    #[group(walk)]
     pub child1: Handle<NodeBase>,
     #[atomic]
+    #[group(walk)]
     pub child2: Handle<NodeBase>,
     #[atomic]
+    #[group(walk)]
     pub child3: Handle<NodeBase>,
     /// The square `[p1, p2)`.
+    #[group(walk)]
     pub p1: Vec2,
+    #[group(walk)]
     pub p2: Vec2,
     /// Root: 0.
     pub depth: u32,
