@@ -52,6 +52,25 @@ pub fn derive_plain(input: TokenStream) -> TokenStream {
 /// operations. The macro generates a `<Class>Fields` trait with a getter `field()` and a setter
 /// `set_field(v)` per field (`field_at(i)`/`set_field_at(i, v)` for arrays), implemented for
 /// `Obj<T>`/`Ref<T>` of the class and all its subclasses; setters need a writable `Obj`.
+///
+/// Each field is an array of its own in the class's blocks (coalesced when neighbouring
+/// threads visit neighbouring objects). Fields that are read together through handles, in no
+/// particular order (a tree walk), can be stored together instead: `#[group(name)]` on each
+/// of them (declared one after another, two or more) stores them as one record per object,
+/// so that one object's fields share a cache line. The accessors stay the same.
+///
+/// ```ignore
+/// #[soa_class]
+/// pub struct Node {
+///     #[group(walk)] pub center: Vec2,
+///     #[group(walk)] pub mass: f32,
+///     #[group(walk)] pub side: f32,
+///     pub visits: u32,
+/// }
+/// ```
+///
+/// A group's record must start on, and take a multiple of, its most aligned field's alignment
+/// (a compile error says so otherwise): declare its most aligned fields first.
 #[proc_macro_attribute]
 pub fn soa_class(args: TokenStream, input: TokenStream) -> TokenStream {
     class::soa_class(args.into(), input.into()).unwrap_or_else(syn::Error::into_compile_error).into()

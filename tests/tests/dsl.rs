@@ -66,7 +66,7 @@ fn zoo_semantics(rt: &Runtime<Zoo>) {
     assert_eq!(registry[0].weight, 25.0);
     assert!(!registry[0].last.is_null());
     let dogs = rt.collect::<Dog>().unwrap();
-    assert!(dogs.iter().all(|d| d.bones == [1, 2, 4] && d.base.id >= 1000));
+    assert!(dogs.iter().all(|d| d.bones == [1, 2, 4] && d.collar == 1 && d.base.id >= 1000));
 
     let stats = rt.stats().unwrap();
     let cat_stats = &stats.classes[1];
@@ -545,4 +545,22 @@ fn a_store_needs_the_aos_build() {
         .err()
         .expect("no AOS PTX given");
     assert!(err.to_string().contains("PtxBuilder::aos"), "{err}");
+}
+
+#[test]
+fn grouped_fields_share_one_record_per_object() {
+    use dynasoar::engine::Prefetch;
+    // Where `#[soa_class]` puts each field (group start, bytes per slot, offset in the slot's
+    // record), as the accessors and the streaming loop's prefetch use it: `Animal` is
+    // `id: u32` then the group `visits` (`ticks`, `cats_seen`); `Dog` adds `registry` (a
+    // handle, at 16) and the group `kennel` (`bones: [u16; 3]` at 24, `collar: u16` at 30).
+    assert_eq!(Animal::__dynasoar_field("id"), Some(Prefetch::field(0, 4, 0)));
+    assert_eq!(Animal::__dynasoar_field("ticks"), Some(Prefetch::field(4, 8, 0)));
+    assert_eq!(Animal::__dynasoar_field("cats_seen"), Some(Prefetch::field(4, 8, 4)));
+    assert_eq!(Dog::__dynasoar_field("registry"), Some(Prefetch::field(16, 8, 0)));
+    assert_eq!(Dog::__dynasoar_field("bones"), Some(Prefetch::field(24, 8, 0)));
+    assert_eq!(Dog::__dynasoar_field("collar"), Some(Prefetch::field(24, 8, 6)));
+    assert_eq!(Dog::__dynasoar_field("ticks"), Some(Prefetch::field(4, 8, 0)), "inherited, same place");
+    assert_eq!(Registry::__dynasoar_field("weight"), Some(Prefetch::field(0, 8, 4)));
+    assert_eq!(Registry::__dynasoar_field("last"), Some(Prefetch::field(8, 8, 0)));
 }

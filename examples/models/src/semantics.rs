@@ -1,6 +1,7 @@
 //! A model that exercises the DSL's semantics, for the tests: inheritance and abstract classes,
 //! `parallel_do` visiting exactly the objects that existed at launch, objects freeing
-//! themselves, `device_do`, atomic fields, type checks and casts.
+//! themselves, `device_do`, atomic fields, type checks and casts; and fields in groups (one
+//! record per object: in an abstract class, atomic, with an array) through all of them.
 
 use dynasoar::prelude::*;
 
@@ -10,8 +11,10 @@ use dynasoar::prelude::*;
 pub struct Animal {
     pub id: u32,
     /// How many times `Animal::tick` visited this object.
+    #[group(visits)]
     pub ticks: u32,
     /// Filled by `count_cats`.
+    #[group(visits)]
     pub cats_seen: u32,
 }
 
@@ -25,7 +28,11 @@ pub struct Cat {
 #[derive(Debug, PartialEq)]
 pub struct Dog {
     pub registry: Handle<Registry>,
+    #[group(kennel)]
     pub bones: [u16; 3],
+    /// Its first bone's number when it was born (unchanged since: `report` changes `bones`).
+    #[group(kennel)]
+    pub collar: u16,
 }
 
 /// One object counts, atomically, what many threads report.
@@ -33,8 +40,10 @@ pub struct Dog {
 #[derive(Debug, PartialEq)]
 pub struct Registry {
     #[atomic]
+    #[group(tally)]
     pub dogs: u32,
     #[atomic]
+    #[group(tally)]
     pub weight: f32,
     #[atomic]
     pub last: Handle<Dog>,
@@ -64,7 +73,7 @@ impl Registry {
             let base = Animal { id: i, ticks: 0, cats_seen: 0 };
             let _ = dev.make_new(Cat { base, lives: 9 });
             let base = Animal { id: 1000 + i, ticks: 0, cats_seen: 0 };
-            let _ = dev.make_new(Dog { base, registry: this.handle(), bones: [1, 2, 3] });
+            let _ = dev.make_new(Dog { base, registry: this.handle(), bones: [1, 2, 3], collar: 1 });
         }
     }
 }
@@ -140,7 +149,7 @@ impl Animal {
         this.set_ticks(this.ticks() + 1);
         let base = Animal { id: this.id() + 200_000, ticks: 0, cats_seen: 0 };
         if this.is::<Cat>() {
-            let _ = dev.make_new(Dog { base, registry: Handle::NULL, bones: [0; 3] });
+            let _ = dev.make_new(Dog { base, registry: Handle::NULL, bones: [0; 3], collar: 0 });
         } else {
             let _ = dev.make_new(Cat { base, lives: 9 });
         }

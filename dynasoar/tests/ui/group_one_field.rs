@@ -1,0 +1,10 @@
+use dynasoar::prelude::*;
+
+#[soa_class]
+pub struct Particle {
+    #[group(motion)]
+    pub pos: Vec2,
+    pub mass: f32,
+}
+
+fn main() {}
