@@ -582,7 +582,7 @@ impl Simulation for DslSim {
             .rt
             .collect::<BodyNode>()?
             .into_iter()
-            .map(|b| BodyState { id: b.id, pos: b.base.pos, vel: b.vel, force: b.force, mass: b.base.mass })
+            .map(|b| BodyState { id: b.id, pos: b.pos, vel: b.vel, force: b.force, mass: b.mass })
             .collect();
         v.sort_by_key(|b| b.id);
         Ok(v)

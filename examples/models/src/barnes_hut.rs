@@ -3,8 +3,8 @@
 //!
 //! Bodies live in the square [-1, 1)^2. The tree's root covers the whole square; a tree node
 //! splits its square into four quadrants (its four child slots), and every slot is empty, holds
-//! one body, or holds a tree node for the quadrant. The abstract class `NodeBase` (parent,
-//! position, mass) has two subclasses: `BodyNode` (a body: its position and mass, velocity,
+//! one body, or holds a tree node for the quadrant. The abstract class `NodeBase` (parent, slot
+//! in the parent) has two subclasses: `BodyNode` (a body: its position and mass, velocity,
 //! force) and `TreeNode` (a square: its children, and the centre of mass and total mass of the
 //! bodies below it in `pos` and `mass`).
 //!
@@ -53,7 +53,10 @@
 //! within a quarter of the square and makes the walk quadratic in dense regions); the
 //! summaries are computed bottom-up in one launch instead of one launch per tree level with a
 //! host round trip each; collapsing and summarizing are one pass; quadrants are half-open
-//! (`[p1, p2)`) also in the quadrant test.
+//! (`[p1, p2)`) also in the quadrant test. Position and mass are fields of each subclass, not
+//! of `NodeBase`, so that everything the force walk reads of a tree node (centre of mass,
+//! mass, square, child slots) is one 64-byte record (`#[group(walk)]`) and of a body one
+//! 12-byte record (`#[group(body)]`): a field group belongs to the class that declares it.
 
 use core::mem::MaybeUninit;
 
@@ -344,13 +347,6 @@ pub struct NodeBase {
     /// The tree node whose slot holds this node (null for the root; a body's is set by the
     /// summary pass, so it may be stale while the body is detached).
     pub parent: Handle<TreeNode>,
-    /// A body's position; a tree node's centre of mass. (With `mass` in one record per object:
-    /// the force walk reads the two together.)
-    #[group(body)]
-    pub pos: Vec2,
-    /// A body's mass; a tree node's total mass.
-    #[group(body)]
-    pub mass: f32,
     /// The slot of `parent` holding this node (`DETACHED`: a body waiting to be inserted).
     pub child_index: u32,
 }
@@ -359,6 +355,11 @@ pub struct NodeBase {
 #[soa_class(extends = NodeBase)]
 #[derive(Debug, PartialEq)]
 pub struct BodyNode {
+    /// Position and mass, one record per body: the force walk reads the two together.
+    #[group(body)]
+    pub pos: Vec2,
+    #[group(body)]
+    pub mass: f32,
     /// Index at creation (to compare runs).
     pub id: u32,
     pub vel: Vec2,
@@ -369,8 +370,22 @@ pub struct BodyNode {
 #[soa_class(extends = NodeBase)]
 #[derive(Debug, PartialEq)]
 pub struct TreeNode {
-    /// Child slots (see [`quadrant`]); written with compare-and-swap during insertion. (The
-    /// slots and the square are one record per object: the force walk reads them together.)
+    /// Centre of mass of the bodies below. This field and the next seven are one 64-byte
+    /// record per tree node: the force walk reads them together.
+    #[group(walk)]
+    pub pos: Vec2,
+    /// Total mass of the bodies below.
+    #[group(walk)]
+    pub mass: f32,
+    /// Root: 0.
+    #[group(walk)]
+    pub depth: u32,
+    /// The square `[p1, p2)`.
+    #[group(walk)]
+    pub p1: Vec2,
+    #[group(walk)]
+    pub p2: Vec2,
+    /// Child slots (see [`quadrant`]); written with compare-and-swap during insertion.
     #[atomic]
     #[group(walk)]
     pub child0: Handle<NodeBase>,
@@ -383,13 +398,6 @@ pub struct TreeNode {
     #[atomic]
     #[group(walk)]
     pub child3: Handle<NodeBase>,
-    /// The square `[p1, p2)`.
-    #[group(walk)]
-    pub p1: Vec2,
-    #[group(walk)]
-    pub p2: Vec2,
-    /// Root: 0.
-    pub depth: u32,
     /// Summary-pass counters, used in alternate steps (`Step::parity`): tree-node children
     /// expected in the upper 16 bits, children done in the lower 16; `DEAD` once unlinked.
     #[atomic]
@@ -448,6 +456,18 @@ fn children_of<V: View<Class = TreeNode>>(node: V) -> [Handle<NodeBase>; 4] {
     [node.child0(), node.child1(), node.child2(), node.child3()]
 }
 
+/// A node's position and mass: a body's own, a tree node's centre of mass and total mass.
+#[inline(always)]
+fn pos_and_mass(node: Obj<NodeBase>) -> (Vec2, f32) {
+    if let Some(t) = node.cast::<TreeNode>() {
+        (t.pos(), t.mass())
+    } else if let Some(b) = node.cast::<BodyNode>() {
+        (b.pos(), b.mass())
+    } else {
+        (Vec2::ZERO, 0.0)
+    }
+}
+
 /// Whether `h` refers to a tree node (the class is in the handle: no memory access).
 #[inline(always)]
 fn is_tree(h: Handle<NodeBase>) -> bool {
@@ -480,8 +500,8 @@ impl TreeRead for ObjectTree<'_> {
 
     #[inline(always)]
     fn body(&self, n: Self::Node) -> (Vec2, f32) {
-        match n.get() {
-            Some(o) => (o.pos(), o.mass()),
+        match n.get().and_then(|o| o.cast::<BodyNode>()) {
+            Some(b) => (b.pos(), b.mass()),
             None => (Vec2::ZERO, 0.0),
         }
     }
@@ -516,7 +536,9 @@ impl BodyNode {
     pub fn create(_dev: &Device<BarnesHutHeap>, index: u64, init: Init) -> Self {
         let (pos, vel, mass) = initial_state(init.seed, index, init.spread);
         BodyNode {
-            base: NodeBase { parent: Handle::NULL, pos, mass, child_index: DETACHED },
+            base: NodeBase { parent: Handle::NULL, child_index: DETACHED },
+            pos,
+            mass,
             id: index as u32,
             vel,
             force: Vec2::ZERO,
@@ -601,7 +623,7 @@ impl BodyNode {
                     // Another body: make a tree node for the quadrant holding it, then go on
                     // inserting into the new node.
                     let mut value = TreeNode::empty(cur.handle(), q, c1, c2, depth + 1);
-                    value.set_child(home_slot(c1, c2, depth + 1, o.pos()), h);
+                    value.set_child(home_slot(c1, c2, depth + 1, pos_and_mass(o).0), h);
                     let node = match spare.take() {
                         Some(n) => {
                             dev.store(n, value);
@@ -647,14 +669,16 @@ impl TreeNode {
     #[inline(always)]
     pub fn empty(parent: Handle<TreeNode>, child_index: u32, p1: Vec2, p2: Vec2, depth: u32) -> Self {
         TreeNode {
-            base: NodeBase { parent, pos: Vec2::ZERO, mass: 0.0, child_index },
+            base: NodeBase { parent, child_index },
+            pos: Vec2::ZERO,
+            mass: 0.0,
+            depth,
+            p1,
+            p2,
             child0: Handle::NULL,
             child1: Handle::NULL,
             child2: Handle::NULL,
             child3: Handle::NULL,
-            p1,
-            p2,
-            depth,
             sync0: 0,
             sync1: 0,
         }
@@ -773,7 +797,8 @@ fn settle(node: Obj<TreeNode>, parity: u32) -> Option<Obj<TreeNode>> {
     let (mut mass, mut weighted) = (0.0, Vec2::ZERO);
     for (i, c) in children.into_iter().enumerate() {
         if let Some(child) = c.get() {
-            accumulate(&mut mass, &mut weighted, child.pos(), child.mass());
+            let (pos, m) = pos_and_mass(child);
+            accumulate(&mut mass, &mut weighted, pos, m);
             if let Some(body) = child.cast::<BodyNode>() {
                 body.set_parent(node.handle());
                 body.set_child_index(i as u32);
