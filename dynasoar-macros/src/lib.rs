@@ -70,7 +70,9 @@ pub fn derive_plain(input: TokenStream) -> TokenStream {
 /// ```
 ///
 /// A group's record must start on, and take a multiple of, its most aligned field's alignment
-/// (a compile error says so otherwise): declare its most aligned fields first.
+/// (a compile error says so otherwise): declare its most aligned fields first. A group belongs
+/// to the class that declares it (a subclass's fields cannot join a parent's group): where a
+/// walk reads a subclass's fields with a parent's, declare those fields in the subclass.
 #[proc_macro_attribute]
 pub fn soa_class(args: TokenStream, input: TokenStream) -> TokenStream {
     class::soa_class(args.into(), input.into()).unwrap_or_else(syn::Error::into_compile_error).into()
