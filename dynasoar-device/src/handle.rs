@@ -121,11 +121,10 @@ impl RawHandle {
         self.0 & BLOCK_ADDR_MASK
     }
 
-    /// Objects per block of the object's runtime class. Encoded in 8 bits: 64 is stored as 0.
+    /// Objects per block of the object's runtime class (1 to 64, stored as is in bits 48-55).
     #[inline(always)]
     pub const fn objects_per_block(self) -> u32 {
-        let n = ((self.0 >> 48) & 0xff) as u32;
-        if n == 0 { 64 } else { n }
+        ((self.0 >> 48) & 0xff) as u32
     }
 
     #[inline(always)]
