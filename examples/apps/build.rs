@@ -16,8 +16,13 @@ fn main() {
     // offspring) ran the default run in 5.32, 5.31 and 5.32 s with 80 against 5.48, 5.46 and
     // 5.50 s without, three rounds interleaved in one call on an H200 (64: 5.32-5.39 s;
     // docs/results/2026-11-27-s6/caps-ab.txt; a cap of 48 on traffic's heap was within the
-    // noise there). The AOS build (general-purpose allocators) has no cap: it was not
-    // measured there.
+    // noise there). Barnes-Hut's `BodyNode::insert` (154 registers without a cap, one thread
+    // block per multiprocessor, for the allocation that a split takes; most bodies stay in
+    // their slot and return at once) took 1,100.7 ms of a 4,000-step run with 80 against
+    // 1,748.4 ms without, and the run 15.82 and 15.78 s against 16.32 and 16.73 s, on an H200
+    // (docs/results/2026-11-28/bh-caps.txt; 64 and 96 ran 15.90-16.75 s; a cap of 40 on
+    // `TreeNode::summarize` made it slower, 689 -> 875 ms). The AOS build (general-purpose
+    // allocators) has no cap: it was not measured there.
     dynasoar_build::PtxBuilder::new("../models")
         .max_registers_for("__OceanHeap__", 80)
         .max_registers_for("__GolHeap__", 80)
@@ -26,6 +31,7 @@ fn main() {
         .max_registers_for("__NbodyHeap__Body__compute_force", 48)
         .max_registers_for("__CollisionHeap__Particle__compute_force", 48)
         .max_registers_for("__CollisionHeap__Particle__prepare_merge", 48)
+        .max_registers_for("__BarnesHutHeap__BodyNode__insert", 80)
         .embed_as("models");
     dynasoar_build::PtxBuilder::new("../models").aos().embed_as("models-aos");
     dynasoar_build::PtxBuilder::new("../models").bitmap_alloc().embed_as("models-bitmap");
