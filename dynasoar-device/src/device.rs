@@ -5,6 +5,7 @@ use core::marker::PhantomData;
 use crate::class::{Class, Concrete};
 use crate::launch::StorePtr;
 use crate::object::{Obj, View};
+use crate::packed::Packer;
 use crate::registry::{AllocatorSpec, MemberOf, Registered};
 use crate::store::ObjectStore;
 
@@ -357,5 +358,16 @@ impl<A: AllocatorSpec> Device<A> {
     pub fn store<T: Class>(&self, obj: Obj<T>, value: T) {
         // SAFETY: `obj` is a live object that is-a `T`; the caller owns it for this write.
         unsafe { T::store(obj.raw(), &value) }
+    }
+
+    /// A [`Packer`] of this heap's handles into 32 bits, for scratch that holds many of them
+    /// per thread (a tree walk's stack), or `None` where they do not fit: a store that keeps
+    /// each object at an address of its own (the comparison suite's AOS store), more than
+    /// [`MAX_CLASSES`](crate::MAX_CLASSES) classes, or more than [`Packer::MAX_BLOCKS`] blocks.
+    /// Keep the handles as they are then. Reads the heap's geometry: call it once, before a
+    /// loop.
+    #[inline(always)]
+    pub fn packer(&self) -> Option<Packer<A>> {
+        self.store.blocks().and_then(Packer::new)
     }
 }

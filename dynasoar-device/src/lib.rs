@@ -26,6 +26,8 @@
 //! - `registry`: classes placed in allocators ([`Registered`], [`MemberOf`],
 //!   [`AllocatorSpec`], whose `Store` is the store a model is compiled against).
 //! - `object`: typed handles and views of objects ([`Handle`], [`Obj`], [`Ref`], [`AtomicRef`]).
+//! - `packed`: handles packed into 32 bits ([`Packed`], [`Packer`]), for scratch that holds
+//!   many per thread.
 //! - `device`: [`Device`], what methods receive as `dev` (`make_new`, `free`, `device_do`).
 //! - `parallel`: launch tokens ([`ParallelMethod`], [`ParallelNew`]) and the bodies of the
 //!   do-all, `parallel_new` and gather kernels.
@@ -65,6 +67,8 @@ pub mod math;
 #[cfg(not(loom))]
 mod object;
 #[cfg(not(loom))]
+mod packed;
+#[cfg(not(loom))]
 mod parallel;
 mod plain;
 pub mod rand;
@@ -91,6 +95,8 @@ pub use launch::{DoAll, DoParams, GatherParams, NewParams, Prefetch, StoreHeader
 #[cfg(not(loom))]
 pub use object::{AtomicRef, AtomicValue, Handle, IsA, Obj, Ref, View, Writable};
 #[cfg(not(loom))]
+pub use packed::{MAX_CLASSES, Packed, Packer};
+#[cfg(not(loom))]
 pub use parallel::{
     DoWithoutArgument, NewWithoutArgument, ParallelMethod, ParallelNew, do_all_block_threads, do_all_blocks,
 };
@@ -99,7 +105,7 @@ pub use plain::Plain;
 pub use reduce::MAX_LANES;
 pub use registry::{AllocatorSpec, MemberOf, Registered};
 #[cfg(not(loom))]
-pub use store::{Either, Listing, ObjectStore};
+pub use store::{BlockSpan, Either, Listing, ObjectStore};
 #[cfg(not(loom))]
 pub use totals::Totals;
 

@@ -32,6 +32,17 @@ pub struct Listing {
     pub lanes: u32,
 }
 
+/// The blocks of a store that keeps its objects in blocks ([`ObjectStore::blocks`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BlockSpan {
+    /// Address of block 0.
+    pub first: u64,
+    /// Number of blocks.
+    pub count: u64,
+    /// Bytes from one block to the next.
+    pub bytes: u64,
+}
+
 /// A store of objects, as device code sees it.
 ///
 /// # Safety
@@ -103,6 +114,14 @@ pub unsafe trait ObjectStore: Copy + 'static {
         });
     }
 
+    /// Where the store's blocks lie, if it keeps its objects in blocks of a handle's slots (the
+    /// heap): what [`Packer`](crate::Packer) needs to pack handles into 32 bits. `None` (the
+    /// default) for a store that keeps each object at an address of its own.
+    #[inline(always)]
+    fn blocks(&self) -> Option<BlockSpan> {
+        None
+    }
+
     /// Call `f(part, object)` on every object of concrete class `class`, in the order of
     /// [`for_each_object`](Self::for_each_object), with its part of `parts` as
     /// [`for_each_object_part`](Self::for_each_object_part) assigns it (the CPU backend's
@@ -140,6 +159,12 @@ unsafe impl ObjectStore for Heap<'static> {
     #[inline(always)]
     fn for_launch(self, launch: u32) -> Self {
         Heap::for_launch(self, launch)
+    }
+
+    #[inline(always)]
+    fn blocks(&self) -> Option<BlockSpan> {
+        let c = self.config();
+        Some(BlockSpan { first: c.blocks, count: c.num_blocks, bytes: c.block_bytes })
     }
 
     #[inline(always)]
@@ -238,6 +263,11 @@ unsafe impl<A: ObjectStore, B: ObjectStore> ObjectStore for Either<A, B> {
             Either::First(s) => Either::First(s.for_launch(launch)),
             Either::Second(s) => Either::Second(s.for_launch(launch)),
         }
+    }
+
+    #[inline(always)]
+    fn blocks(&self) -> Option<BlockSpan> {
+        either!(self, s => s.blocks())
     }
 
     #[inline(always)]

@@ -21,7 +21,11 @@ fn main() {
     // their slot and return at once) took 1,100.7 ms of a 4,000-step run with 80 against
     // 1,748.4 ms without, and the run 15.82 and 15.78 s against 16.32 and 16.73 s, on an H200
     // (docs/results/2026-11-28/bh-caps.txt; 64 and 96 ran 15.90-16.75 s; a cap of 40 on
-    // `TreeNode::summarize` made it slower, 689 -> 875 ms). The AOS build (general-purpose
+    // `TreeNode::summarize` made it slower, 689 -> 875 ms). Its `BodyNode::compute_force` has
+    // two walks, over a stack of packed handles and, where the heap cannot pack them, of
+    // handles: 52 registers for both against 48 for the packed one alone, which a cap of 48
+    // keeps without spills (the packed walk was measured at 48: 14.7 -> 7.9 s per run,
+    // docs/results/2026-11-28/bh-packed-stack.txt). The AOS build (general-purpose
     // allocators) has no cap: it was not measured there.
     dynasoar_build::PtxBuilder::new("../models")
         .max_registers_for("__OceanHeap__", 80)
@@ -32,6 +36,7 @@ fn main() {
         .max_registers_for("__CollisionHeap__Particle__compute_force", 48)
         .max_registers_for("__CollisionHeap__Particle__prepare_merge", 48)
         .max_registers_for("__BarnesHutHeap__BodyNode__insert", 80)
+        .max_registers_for("__BarnesHutHeap__BodyNode__compute_force", 48)
         .embed_as("models");
     dynasoar_build::PtxBuilder::new("../models").aos().embed_as("models-aos");
     dynasoar_build::PtxBuilder::new("../models").bitmap_alloc().embed_as("models-bitmap");

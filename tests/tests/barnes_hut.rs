@@ -9,6 +9,7 @@
 
 use dynasoar::host::{Backend, ExecutorOptions};
 use dynasoar::math::Vec2;
+use dynasoar::{AllocatorSpec, BlockSpan, Packer};
 use dynasoar_examples::Implementation;
 use dynasoar_examples::barnes_hut::{
     AosSim, BodyState, Child, Config, DslSim, Outcome, Simulation, SoaSim, TreeSnapshot, TreeStats,
@@ -16,8 +17,8 @@ use dynasoar_examples::barnes_hut::{
 };
 use dynasoar_examples::render::{Recorder, RenderArgs};
 use dynasoar_models::barnes_hut::{
-    BodyNode, MAX_DEPTH, Physics, ROOT_P1, ROOT_P2, TreeNode, UPPER, bucket_slot, child_region, contains,
-    integrate, quadrant, stays,
+    BarnesHutHeap, BodyNode, MAX_DEPTH, Physics, ROOT_P1, ROOT_P2, TreeNode, UPPER, bucket_slot,
+    child_region, contains, integrate, quadrant, stays,
 };
 use dynasoar_tests::gpu_executor;
 
@@ -129,6 +130,22 @@ fn tree_stays_valid_while_bodies_move_on_cpu() {
         "only {moved_total} moves between squares in {} steps: the test does not stir enough",
         cfg.steps
     );
+}
+
+/// The DSL's force walk keeps its stack in packed handles (`Device::packer`) on the heaps the
+/// app makes: a small run's, and the default size's (its block count).
+#[test]
+fn the_walk_stack_packs_its_handles() {
+    let (dsl, _) = DslSim::new(options(Backend::Cpu), &small(3000, 1)).unwrap();
+    let c = dsl.runtime().heap().expect("the DSL version runs on DynaSOAr's heap").config();
+    let span = BlockSpan { first: c.blocks, count: c.num_blocks, bytes: c.block_bytes };
+    assert!(Packer::<BarnesHutHeap>::packs(span), "{span:?}");
+    let blocks = Config::default().heap_bytes() / BarnesHutHeap::BLOCK_BYTES;
+    assert!(blocks <= Packer::<BarnesHutHeap>::MAX_BLOCKS, "{blocks} blocks");
+    assert!(!Packer::<BarnesHutHeap>::packs(BlockSpan {
+        count: Packer::<BarnesHutHeap>::MAX_BLOCKS + 1,
+        ..span
+    }));
 }
 
 #[test]

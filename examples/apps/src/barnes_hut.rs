@@ -98,14 +98,18 @@ impl Config {
         Ok(())
     }
 
-    /// A heap with room for every body and `NODES_PER_BODY` tree nodes per body, a quarter
-    /// more for half-empty blocks, plus the allocator's bitmaps.
+    /// A heap with room for every body and `NODES_PER_BODY` tree nodes per body, twice over
+    /// for partly empty blocks, plus the allocator's bitmaps. Tree nodes are made and freed
+    /// all over the tree, so their blocks stay partly empty: at the default size the 217,516
+    /// tree nodes took 20,000-25,000 blocks (a quarter to a third of their slots) on an H200,
+    /// where this estimate counts 17,649; with a quarter more, a default run ran out of memory
+    /// once (docs/results/2026-11-28/bh-packed-stack.txt).
     pub fn default_heap_bytes(&self) -> u64 {
         let n = self.bodies as u64;
         let blocks = n.div_ceil(BodyNode::OBJECTS_PER_BLOCK as u64)
             + (NODES_PER_BODY * n + 64).div_ceil(TreeNode::OBJECTS_PER_BLOCK as u64);
         let bytes = blocks * BodyNode::BLOCK_BYTES;
-        bytes + bytes / 4 + (8 << 20)
+        2 * bytes + (8 << 20)
     }
 
     /// The DSL version's heap size.
