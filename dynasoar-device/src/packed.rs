@@ -11,9 +11,9 @@
 //! | t+6 to 31      | block index                                              |
 //!
 //! with `u32::MAX` the null handle. Where a thread keeps many handles in local memory, e.g.
-//! the stack of a tree walk, half the bytes is half the traffic: Barnes-Hut's force walk took
-//! 7.9 s of a 4,000-step run with packed entries against 14.7 s with handles on an H200
-//! (docs/performance-log.md, "Barnes-Hut against its AOS baseline").
+//! the stack of a tree walk, half the bytes is half the traffic: a variant of Barnes-Hut's
+//! force walk whose stack held packed entries took 7.9 s of a 4,000-step run against 14.7 s
+//! with handles on an H200 (docs/performance-log.md, "Barnes-Hut against its AOS baseline").
 //!
 //! A [`Packer`] comes from [`Device::packer`](crate::Device::packer): only for a store that
 //! keeps its objects in blocks (DynaSOAr's heap, not the AOS store of the comparison suite), an

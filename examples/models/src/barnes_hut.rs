@@ -546,9 +546,9 @@ impl TreeRead for ObjectTree<'_> {
 }
 
 /// The force walk over the heap's objects with its stack of handles packed into 32 bits
-/// ([`Device::packer`]): half the local memory of [`ObjectTree`]'s stack. On an H200 this took
-/// the walk from 14.7 to 7.9 s of a 4,000-step run (docs/performance-log.md, "Barnes-Hut
-/// against its AOS baseline").
+/// ([`Device::packer`]): half the local memory of [`ObjectTree`]'s stack. On an H200 a variant
+/// of this walk that packed the handles itself took 7.9 s of a 4,000-step run against 14.7 s
+/// for the walk over handles (docs/performance-log.md, "Barnes-Hut against its AOS baseline").
 pub struct PackedTree<'a> {
     objects: ObjectTree<'a>,
     packer: Packer<BarnesHutHeap>,
