@@ -262,16 +262,54 @@ pub fn center_of_mass(weighted: Vec2, total: f32) -> Vec2 {
 pub trait TreeRead {
     /// A reference to a child: empty, a body or a tree node.
     type Node: Copy;
-    /// A node as the walk's stack holds it (the node itself, or a smaller form of it).
-    type Entry: Copy;
-    fn entry(&self, n: Self::Node) -> Self::Entry;
-    fn node(&self, e: Self::Entry) -> Self::Node;
     fn is_empty(&self, n: Self::Node) -> bool;
     fn is_body(&self, n: Self::Node) -> bool;
     /// A body's position and mass.
     fn body(&self, n: Self::Node) -> (Vec2, f32);
     fn cell(&self, n: Self::Node) -> Cell;
     fn children(&self, n: Self::Node) -> [Self::Node; 4];
+}
+
+/// How the force walk's stack holds a node: as it is ([`AsIs`]), or packed into 32 bits (a
+/// [`Packer`] of the heap's handles, [`Device::packer`]: half the local memory).
+pub trait StackForm<N: Copy> {
+    type Entry: Copy;
+    fn entry(&self, n: N) -> Self::Entry;
+    fn node(&self, e: Self::Entry) -> N;
+}
+
+/// The stack holds the nodes themselves.
+pub struct AsIs;
+
+impl<N: Copy> StackForm<N> for AsIs {
+    type Entry = N;
+
+    #[inline(always)]
+    fn entry(&self, n: N) -> N {
+        n
+    }
+
+    #[inline(always)]
+    fn node(&self, e: N) -> N {
+        e
+    }
+}
+
+/// On an H200 a variant of the DSL's walk that packed its stack's handles itself took 7.9 s of
+/// a 4,000-step run against 14.7 s over handles (docs/performance-log.md, "Barnes-Hut against
+/// its AOS baseline").
+impl StackForm<Handle<NodeBase>> for Packer<BarnesHutHeap> {
+    type Entry = Packed<NodeBase>;
+
+    #[inline(always)]
+    fn entry(&self, n: Handle<NodeBase>) -> Packed<NodeBase> {
+        self.pack(n)
+    }
+
+    #[inline(always)]
+    fn node(&self, e: Packed<NodeBase>) -> Handle<NodeBase> {
+        self.unpack(e)
+    }
 }
 
 /// The force walk's stack of nodes still to visit (`STACK` entries in local memory, not
@@ -316,12 +354,19 @@ impl<N: Copy> Stack<N> {
 /// The force on a body at `me` of `my_mass` from the tree below `root` (Barnes-Hut walk,
 /// depth-first in slot order, so every implementation sums in the same order).
 #[inline(always)]
-pub fn tree_force<T: TreeRead>(tree: &T, root: T::Node, me: Vec2, my_mass: f32, p: &Physics) -> Vec2 {
-    let mut stack = Stack::<T::Entry>::new();
-    stack.push(tree.entry(root));
+pub fn tree_force<T: TreeRead, F: StackForm<T::Node>>(
+    tree: &T,
+    form: &F,
+    root: T::Node,
+    me: Vec2,
+    my_mass: f32,
+    p: &Physics,
+) -> Vec2 {
+    let mut stack = Stack::<F::Entry>::new();
+    stack.push(form.entry(root));
     let mut force = Vec2::ZERO;
     while let Some(entry) = stack.pop() {
-        let n = tree.node(entry);
+        let n = form.node(entry);
         if tree.is_body(n) {
             let (pos, mass) = tree.body(n);
             force += force_on(me, my_mass, pos, mass, p);
@@ -332,7 +377,7 @@ pub fn tree_force<T: TreeRead>(tree: &T, root: T::Node, me: Vec2, my_mass: f32, 
             let children = tree.children(n);
             for i in (0..4).rev() {
                 if !tree.is_empty(children[i]) {
-                    stack.push(tree.entry(children[i]));
+                    stack.push(form.entry(children[i]));
                 }
             }
         } else if cell.mass > 0.0 {
@@ -492,17 +537,6 @@ pub struct ObjectTree<'a> {
 
 impl TreeRead for ObjectTree<'_> {
     type Node = Handle<NodeBase>;
-    type Entry = Handle<NodeBase>;
-
-    #[inline(always)]
-    fn entry(&self, n: Self::Node) -> Self::Entry {
-        n
-    }
-
-    #[inline(always)]
-    fn node(&self, e: Self::Entry) -> Self::Node {
-        e
-    }
 
     #[inline(always)]
     fn is_empty(&self, n: Self::Node) -> bool {
@@ -545,55 +579,6 @@ impl TreeRead for ObjectTree<'_> {
     }
 }
 
-/// The force walk over the heap's objects with its stack of handles packed into 32 bits
-/// ([`Device::packer`]): half the local memory of [`ObjectTree`]'s stack. On an H200 a variant
-/// of this walk that packed the handles itself took 7.9 s of a 4,000-step run against 14.7 s
-/// for the walk over handles (docs/performance-log.md, "Barnes-Hut against its AOS baseline").
-pub struct PackedTree<'a> {
-    objects: ObjectTree<'a>,
-    packer: Packer<BarnesHutHeap>,
-}
-
-impl TreeRead for PackedTree<'_> {
-    type Node = Handle<NodeBase>;
-    type Entry = Packed<NodeBase>;
-
-    #[inline(always)]
-    fn entry(&self, n: Self::Node) -> Self::Entry {
-        self.packer.pack(n)
-    }
-
-    #[inline(always)]
-    fn node(&self, e: Self::Entry) -> Self::Node {
-        self.packer.unpack(e)
-    }
-
-    #[inline(always)]
-    fn is_empty(&self, n: Self::Node) -> bool {
-        self.objects.is_empty(n)
-    }
-
-    #[inline(always)]
-    fn is_body(&self, n: Self::Node) -> bool {
-        self.objects.is_body(n)
-    }
-
-    #[inline(always)]
-    fn body(&self, n: Self::Node) -> (Vec2, f32) {
-        self.objects.body(n)
-    }
-
-    #[inline(always)]
-    fn cell(&self, n: Self::Node) -> Cell {
-        self.objects.cell(n)
-    }
-
-    #[inline(always)]
-    fn children(&self, n: Self::Node) -> [Self::Node; 4] {
-        self.objects.children(n)
-    }
-}
-
 #[soa_methods]
 impl BodyNode {
     /// Body `index` (detached: the first `insert` places it).
@@ -618,8 +603,8 @@ impl BodyNode {
         let (root, pos, mass) = (as_child(root), this.pos(), this.mass());
         // A stack of packed handles where the heap allows it (always, at the app's sizes).
         let force = match dev.packer() {
-            Some(packer) => tree_force(&PackedTree { objects, packer }, root, pos, mass, &s.physics),
-            None => tree_force(&objects, root, pos, mass, &s.physics),
+            Some(packer) => tree_force(&objects, &packer, root, pos, mass, &s.physics),
+            None => tree_force(&objects, &AsIs, root, pos, mass, &s.physics),
         };
         this.set_force(force);
     }
@@ -1060,17 +1045,6 @@ struct ArrayWalk<T>(T);
 
 impl<T: ArrayTree> TreeRead for ArrayWalk<T> {
     type Node = u32;
-    type Entry = u32;
-
-    #[inline(always)]
-    fn entry(&self, n: u32) -> u32 {
-        n
-    }
-
-    #[inline(always)]
-    fn node(&self, e: u32) -> u32 {
-        e
-    }
 
     #[inline(always)]
     fn is_empty(&self, n: u32) -> bool {
@@ -1235,7 +1209,7 @@ fn array_summarize<T: ArrayTree>(t: T) {
 fn array_force<T: ArrayTree>(t: T) {
     let p = t.physics();
     each_index(t.bodies(), |b| {
-        let force = tree_force(&ArrayWalk(t), 0, t.pos(b), t.body_mass(b), &p);
+        let force = tree_force(&ArrayWalk(t), &AsIs, 0, t.pos(b), t.body_mass(b), &p);
         t.set_force(b, force);
     });
 }
