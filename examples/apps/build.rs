@@ -8,10 +8,11 @@ fn main() {
     // 247 -> 203 ms; the same cap made generation 16% slower and left the other apps within
     // 2%, so they have none. Measured again on 2026-11-28 (H200, docs/results/2026-11-28-s2/
     // caps-ab.txt): 80 still the fastest of 64, 72, 80, 96 and none for both (Wa-Tor 0.321 s
-    // against 0.326-0.338, the Game of Life 0.123 s, 72 the same, against 0.126-0.180). Traffic's `create_car` (136 registers without a cap, for the
-    // allocation path that 2% of its threads take) ran 32.3 -> 27.4 us per step with 64 (96:
-    // 27.7 us). n-body's force kernel (`device_reduce` over all bodies, 78 registers and 37.5%
-    // occupancy without a cap, waiting on L1 loads: docs/results/2026-11-27/ncu-nbody.txt) ran
+    // against 0.326-0.338, the Game of Life 0.123 s, 72 the same, against 0.126-0.180).
+    // Traffic's `create_car` (136 registers without a cap, for the allocation path that 2% of
+    // its threads take) ran 32.3 -> 27.4 us per step with 64 (96: 27.7 us). n-body's force
+    // kernel (`device_reduce` over all bodies, 78 registers and 37.5% occupancy without a cap,
+    // waiting on L1 loads: docs/results/2026-11-27/ncu-nbody.txt) ran
     // its default 3000 steps in 4.89 s with 48 against 8.37 s without on an H200; 64 (8.84 s),
     // 40 (11.2 s) and 32 (11.1 s) were slower (nbody-cap.txt, nbody-cap2.txt there).
     // Sugarscape's `Male::mate` (140 registers without a cap, for its allocation of the
