@@ -9,6 +9,8 @@ fn main() {
     // 2%, so they have none. Measured again on 2026-11-28 (H200, docs/results/2026-11-28-s2/
     // caps-ab.txt): 80 still the fastest of 64, 72, 80, 96 and none for both (Wa-Tor 0.321 s
     // against 0.326-0.338, the Game of Life 0.123 s, 72 the same, against 0.126-0.180).
+    // Generation's updates (128 registers uncapped) were no faster at 112 and slower at 104 and
+    // 96 (2026-11-28, docs/results/2026-11-28-s3/generation-caps-ab.txt).
     // Traffic's `create_car` (136 registers without a cap, for the allocation path that 2% of
     // its threads take) ran 32.3 -> 27.4 us per step with 64 (96: 27.7 us). n-body's force
     // kernel (`device_reduce` over all bodies, 78 registers and 37.5% occupancy without a cap,
