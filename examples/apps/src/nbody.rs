@@ -6,7 +6,7 @@ use dynasoar::host::{Grid, Runtime};
 use dynasoar::math::Vec2;
 use dynasoar_models::nbody::{
     AosBodies, AosBody, Body, NBODY_AOS_FORCE, NBODY_AOS_UPDATE, NBODY_SOA_FORCE, NBODY_SOA_UPDATE,
-    NbodyHeap, Physics, SoaBodies, config, initial_state,
+    NbodyHeap, Physics, SOA_LANES, SoaBodies, config, initial_state,
 };
 
 use crate::cli::try_collect;
@@ -209,6 +209,8 @@ fn run_soa(
         physics: cfg.physics,
     };
     let grid = Grid::for_elements(cfg.bodies as usize, 128);
+    // The force kernel runs `SOA_LANES` threads per body (blocks of 128, a multiple of them).
+    let force_grid = Grid::for_elements(cfg.bodies as usize * SOA_LANES as usize, 128);
     let state = || -> anyhow::Result<Vec<BodyState>> {
         let (p, v, m) = (exec.read_all(&pos)?, exec.read_all(&vel)?, exec.read_all(&mass)?);
         Ok((0..cfg.bodies as usize)
@@ -218,7 +220,7 @@ fn run_soa(
     let mut total = Duration::ZERO;
     for step in 1..=cfg.steps {
         let ((), t) = exec.time(|| {
-            exec.launch(&NBODY_SOA_FORCE, grid, params)?;
+            exec.launch(&NBODY_SOA_FORCE, force_grid, params)?;
             exec.launch(&NBODY_SOA_UPDATE, grid, params)
         })?;
         total += t;
