@@ -112,7 +112,8 @@ impl Body {
 }
 
 // ----------------------------------------------------------------------------------------
-// Hand-written baselines: static arrays, one thread per body.
+// Hand-written baselines: static arrays; one thread per body, but for the SOA baseline's forces
+// (`SOA_LANES` threads per body, the fastest hand-written form we have).
 
 /// Structure-of-arrays storage of the baseline.
 #[repr(C)]
