@@ -160,7 +160,7 @@ fn each_body(count: u32, mut f: impl FnMut(usize)) {
 
 /// Threads per body of the SOA baseline's force kernel: thread `k` of a body sums the forces
 /// of bodies `k`, `k + 8`, `k + 16`, ..., and the 8 sums are combined with shuffles, as the
-/// tree `(s0 + s4) + (s2 + s6)) + ((s1 + s5) + (s3 + s7))` (the hand-written form of the
+/// tree `((s0 + s4) + (s2 + s6)) + ((s1 + s5) + (s3 + s7))` (the hand-written form of the
 /// DSL's `lanes = 8`: with one thread per body, 20,000 threads leave the GPU waiting on each
 /// thread's loop; issue 27's tiled CUDA kernel uses 16 threads per body).
 pub const SOA_LANES: u32 = 8;
