@@ -15,7 +15,7 @@
 //! | `DYNASOAR_DO_ALL` | `auto`, `plain`, `streaming`, `adaptive` | the builder's ([`DoAllLoop::Auto`]) | Which loop `parallel_do` kernels run, over [`RuntimeBuilder::do_all_loop`](crate::RuntimeBuilder::do_all_loop). |
 //! | `DYNASOAR_DO_ALL_REPORT` | `1` (on), `0` (off) | off | Print each method's do-all loop and why when the runtime is dropped. |
 //! | `DYNASOAR_REUSE_LISTINGS` | `0` (off), `1` (on) | on | Let `parallel_do` skip listing a class that no launch since could have changed: the default of [`RuntimeBuilder::reuse_listings`](crate::RuntimeBuilder::reuse_listings). |
-//! | `DYNASOAR_PROFILE` | `1` (on), `0` (off) | off | Time every kernel (the default of [`RuntimeBuilder::profile_methods`](crate::RuntimeBuilder::profile_methods)), and print the device time per kernel when a profiled runtime is dropped. |
+//! | `DYNASOAR_PROFILE` | `1` (on), `0` (off) | off | Time every kernel (the default of [`RuntimeBuilder::profile_methods`](crate::RuntimeBuilder::profile_methods)), and print the device time per kernel and the heap's occupancy per class (blocks, objects, free slots) when a profiled runtime is dropped. |
 
 use std::ffi::OsString;
 use std::path::PathBuf;

@@ -251,6 +251,7 @@ impl<A: AllocatorSpec> RuntimeBuilder<A> {
             profile: (self.profile || profile_methods).then(|| Mutex::new(Profile::new(profile_methods))),
             listings,
             last_check: Mutex::new(std::time::Instant::now()),
+            classes: A::CLASSES,
             _alloc: PhantomData,
         })
     }

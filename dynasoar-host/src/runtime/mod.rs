@@ -67,6 +67,8 @@ pub struct Runtime<A> {
     loops: LoopTuner,
     /// When the runtime last checked for errors (see [`DEFERRED_CHECK_INTERVAL`]).
     last_check: Mutex<Instant>,
+    /// The allocator's classes (`A::CLASSES`), for what `Drop` reports.
+    classes: &'static [ClassInfo],
     _alloc: PhantomData<fn() -> A>,
 }
 

@@ -160,10 +160,33 @@ impl<A> Runtime<A> {
         }
         Ok(out)
     }
+
+    /// The heap's occupancy per class as a table, for `DYNASOAR_PROFILE`: how full a class's
+    /// blocks are decides what a walk over them costs (each block of a class is visited by
+    /// every `device_do` over it, full or not). Stores without blocks list objects only.
+    fn occupancy_table(&self) -> Result<String> {
+        let stats = self.store.stats(&self.exec, self.classes)?;
+        let mut out = format!(
+            "{:<24} {:>10} {:>12} {:>12} {:>11}\n",
+            "class", "blocks", "per block", "objects", "free slots"
+        );
+        for c in stats.classes.iter().filter(|c| c.objects > 0 || c.blocks > 0) {
+            out += &format!(
+                "{:<24} {:>10} {:>12} {:>12} {:>10.1}%\n",
+                c.name,
+                c.blocks,
+                c.objects_per_block,
+                c.objects,
+                100.0 * c.fragmentation(),
+            );
+        }
+        Ok(out)
+    }
 }
 
-/// With `DYNASOAR_PROFILE=1`, a profiled runtime prints its device time per kernel when it
-/// is dropped: where a simulation spends its time, without a profiler.
+/// With `DYNASOAR_PROFILE=1`, a profiled runtime prints its device time per kernel and the
+/// heap's occupancy per class when it is dropped: where a simulation spends its time, and
+/// how full the blocks its walks visit are, without a profiler.
 impl<A> Drop for Runtime<A> {
     fn drop(&mut self) {
         if self.profile.is_none() || !self.exec.settings().profile {
@@ -172,6 +195,10 @@ impl<A> Drop for Runtime<A> {
         match self.profile_table() {
             Ok(table) => eprint!("device time per kernel ({}):\n{table}", self.exec.description()),
             Err(e) => eprintln!("DYNASOAR_PROFILE: no profile: {e}"),
+        }
+        match self.occupancy_table() {
+            Ok(table) => eprint!("heap occupancy at the end:\n{table}"),
+            Err(e) => eprintln!("DYNASOAR_PROFILE: no heap occupancy: {e}"),
         }
     }
 }
