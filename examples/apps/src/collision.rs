@@ -9,7 +9,7 @@ use dynasoar_models::collision::{
     COLLISION_AOS_PERFORM_MERGE, COLLISION_AOS_PREPARE_MERGE, COLLISION_AOS_UPDATE,
     COLLISION_SOA_DELETE_MERGED, COLLISION_SOA_FORCE, COLLISION_SOA_INITIALIZE_MERGE,
     COLLISION_SOA_PERFORM_MERGE, COLLISION_SOA_PREPARE_MERGE, COLLISION_SOA_UPDATE, CollisionHeap, NO_BID,
-    NO_TARGET, Particle, Physics, SoaBodies, config, initial_state,
+    NO_TARGET, Particle, Physics, SOA_LANES, SoaBodies, config, initial_state,
 };
 
 use crate::cli::try_collect;
@@ -271,6 +271,8 @@ fn run_soa(
         physics: cfg.physics,
     };
     let grid = Grid::for_elements(n, BASELINE_THREADS);
+    // The loops over all bodies run `SOA_LANES` threads per body (blocks of 128, a multiple).
+    let lanes_grid = Grid::for_elements(n * SOA_LANES as usize, BASELINE_THREADS);
     let state = || -> anyhow::Result<Vec<BodyState>> {
         let (p, v, m) = (exec.read_all(&pos)?, exec.read_all(&vel)?, exec.read_all(&mass)?);
         let (k, a) = (exec.read_all(&members)?, exec.read_all(&active)?);
@@ -282,10 +284,10 @@ fn run_soa(
     let mut total = Duration::ZERO;
     for step in 1..=cfg.steps {
         let ((), t) = exec.time(|| {
-            exec.launch(&COLLISION_SOA_FORCE, grid, params)?;
+            exec.launch(&COLLISION_SOA_FORCE, lanes_grid, params)?;
             exec.launch(&COLLISION_SOA_UPDATE, grid, params)?;
             exec.launch(&COLLISION_SOA_INITIALIZE_MERGE, grid, params)?;
-            exec.launch(&COLLISION_SOA_PREPARE_MERGE, grid, params)?;
+            exec.launch(&COLLISION_SOA_PREPARE_MERGE, lanes_grid, params)?;
             exec.launch(&COLLISION_SOA_PERFORM_MERGE, grid, params)?;
             exec.launch(&COLLISION_SOA_DELETE_MERGED, grid, params)
         })?;

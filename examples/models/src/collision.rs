@@ -164,6 +164,17 @@ impl Nearest {
     }
 }
 
+impl gravity::LaneValue for Nearest {
+    #[cfg(target_arch = "nvptx64")]
+    #[inline(always)]
+    fn shuffled(self, group: u32, src: u32) -> Self {
+        Nearest {
+            dist2: f32::from_bits(arch::shfl_u32(group, self.dist2.to_bits(), src)),
+            id: arch::shfl_u32(group, self.id, src),
+        }
+    }
+}
+
 /// A body of `mass` at `pos` moving at `vel` merges into `into`: the merged body's position (the
 /// centre of mass), velocity (momentum is kept: perfectly inelastic collision) and mass.
 #[inline(always)]
@@ -305,8 +316,11 @@ impl Particle {
 }
 
 // ----------------------------------------------------------------------------------------
-// Hand-written baselines: static arrays of all bodies ever created, one thread per index;
+// Hand-written baselines: static arrays of all bodies ever created, one thread per index (the
+// SOA baseline's loops over all bodies, steps 1 and 4, on `SOA_LANES` threads per index);
 // merged bodies are switched off with an `active` flag, which every loop reads.
+
+pub use crate::gravity::SOA_LANES;
 
 /// Structure-of-arrays storage of the baseline.
 #[repr(C)]
@@ -378,29 +392,35 @@ unsafe fn atomic_u32<'a>(ptr: *mut u32) -> &'a Atomic32 {
 }
 
 // Safety of all baseline kernels: every array holds `count` elements and the kernels only touch
-// indices below `count`. Thread `i` writes only body `i`'s fields, except (a) its atomic bid on
+// indices below `count`. Thread `i` (the first of body `i`'s threads in steps 1 and 4) writes
+// only body `i`'s fields, except (a) its atomic bid on
 // its target's `incoming` in step 4, and (b) in step 5 the fields of its target, which no other
 // thread accesses then (see the module docs).
 
-/// SOA baseline, step 1.
+/// SOA baseline, step 1, on [`SOA_LANES`] threads per body (the grid covers `count *
+/// SOA_LANES` threads in blocks of a multiple of 8), as n-body's SOA baseline.
 #[kernel]
 pub fn collision_soa_force(b: SoaBodies) {
-    each_index(b.count, |i| {
-        // SAFETY: see above.
-        unsafe {
-            if b.active.read(i) == 0 {
-                return;
-            }
+    let n = b.count as usize;
+    gravity::on_soa_lanes(
+        b.count,
+        // SAFETY (each closure): `i < count` and every `j < count`; see above.
+        |i| unsafe { b.active.read(i) != 0 },
+        |i, first| unsafe {
             let (me, my_mass) = (b.pos.read(i), b.mass.read(i));
             let mut force = Vec2::ZERO;
-            for j in 0..b.count as usize {
+            let mut j = first;
+            while j < n {
                 if b.active.read(j) != 0 {
                     force += force_on(me, my_mass, b.pos.read(j), b.mass.read(j), &b.physics);
                 }
+                j += SOA_LANES as usize;
             }
-            b.force.write(i, force);
-        }
-    });
+            force
+        },
+        |a, b| a + b,
+        |i, force| unsafe { b.force.write(i, force) },
+    );
 }
 
 /// SOA baseline, step 2.
@@ -436,28 +456,38 @@ pub fn collision_soa_initialize_merge(b: SoaBodies) {
     });
 }
 
-/// SOA baseline, step 4.
+/// SOA baseline, step 4, on [`SOA_LANES`] threads per body, as step 1: each finds the nearest
+/// heavier body among every eighth, and the nearest of theirs wins (the same body as one thread
+/// finds: the order by distance, then id, is total).
 #[kernel]
 pub fn collision_soa_prepare_merge(b: SoaBodies) {
-    each_index(b.count, |i| {
-        // SAFETY: see above.
-        unsafe {
-            if b.active.read(i) == 0 {
-                return;
-            }
+    let n = b.count as usize;
+    gravity::on_soa_lanes(
+        b.count,
+        // SAFETY (each closure): `i < count` and every `j < count`; see above.
+        |i| unsafe { b.active.read(i) != 0 },
+        |i, first| unsafe {
             let (me, my_mass, my_id) = (b.pos.read(i), b.mass.read(i), i as u32);
             let mut nearest = Nearest::new(b.physics.merge_threshold);
-            for j in 0..b.count as usize {
+            let mut j = first;
+            while j < n {
                 if b.active.read(j) != 0 && heavier(b.mass.read(j), || j as u32, my_mass, my_id) {
                     nearest.offer((b.pos.read(j) - me).length_squared(), || j as u32);
                 }
+                j += SOA_LANES as usize;
             }
+            nearest
+        },
+        |a, b| if a.prefers(&b) { b } else { a },
+        |i, nearest| {
             if nearest.found() {
-                b.merge_target.write(i, nearest.id);
-                atomic_u32(b.incoming.as_ptr().add(nearest.id as usize)).fetch_min(my_id);
+                unsafe {
+                    b.merge_target.write(i, nearest.id);
+                    atomic_u32(b.incoming.as_ptr().add(nearest.id as usize)).fetch_min(i as u32);
+                }
             }
-        }
-    });
+        },
+    );
 }
 
 /// SOA baseline, step 5.

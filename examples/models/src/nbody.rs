@@ -158,82 +158,35 @@ fn each_body(count: u32, mut f: impl FnMut(usize)) {
     }
 }
 
-/// Threads per body of the SOA baseline's force kernel: thread `k` of a body sums the forces
-/// of bodies `k`, `k + 8`, `k + 16`, ..., and the 8 sums are combined with shuffles, as the
-/// tree `((s0 + s4) + (s2 + s6)) + ((s1 + s5) + (s3 + s7))` (the hand-written form of the
-/// DSL's `lanes = 8`: with one thread per body, 20,000 threads leave the GPU waiting on each
-/// thread's loop; issue 27's tiled CUDA kernel uses 16 threads per body).
-pub const SOA_LANES: u32 = 8;
-
-/// The 8 partial sums of the SOA baseline combined in the order the GPU's shuffles combine
-/// them (the CPU backend's warps have one lane, so one thread sums all 8 parts).
-#[inline(always)]
-fn combine_soa_parts(mut parts: [Vec2; SOA_LANES as usize]) -> Vec2 {
-    let mut d = SOA_LANES as usize / 2;
-    while d > 0 {
-        for i in 0..d {
-            parts[i] += parts[i + d];
-        }
-        d /= 2;
-    }
-    parts[0]
-}
+pub use crate::gravity::SOA_LANES;
 
 /// SOA baseline: forces, on [`SOA_LANES`] threads per body (the grid covers `count *
-/// SOA_LANES` threads in blocks of a multiple of 8).
+/// SOA_LANES` threads in blocks of a multiple of 8), their sums added as
+/// `((s0 + s4) + (s2 + s6)) + ((s1 + s5) + (s3 + s7))`.
 #[kernel]
 pub fn nbody_soa_force(b: SoaBodies) {
-    let lanes = SOA_LANES as usize;
-    let (n, stride) = (b.count as usize, arch::global_thread_count());
-    let mut t = arch::global_thread_id();
-    // Every thread of a body's group runs the same rounds: the groups are aligned runs of 8
-    // threads, and both `n * 8` and the stride are multiples of 8.
-    while t < n * lanes {
-        let (i, part) = (t / lanes, t % lanes);
-        // SAFETY: `i < count` and every `j < count`; arrays hold `count` bodies; body `i`'s
-        // force is written by the group's first thread only.
-        unsafe {
-            let (me, my_mass) = (b.pos.read(i), b.mass.read(i));
-            let sum_from = |first: usize| {
+    let n = b.count as usize;
+    gravity::on_soa_lanes(
+        b.count,
+        |_| true,
+        |i, first| {
+            // SAFETY: `i < count` and every `j < count`; the arrays hold `count` bodies.
+            unsafe {
+                let (me, my_mass) = (b.pos.read(i), b.mass.read(i));
                 let mut force = Vec2::ZERO;
                 let mut j = first;
                 while j < n {
                     // Body `i` itself adds nothing: `force_on` is zero at distance 0.
                     force += force_on(me, my_mass, b.pos.read(j), b.mass.read(j), &b.physics);
-                    j += lanes;
+                    j += SOA_LANES as usize;
                 }
                 force
-            };
-            #[cfg(target_arch = "nvptx64")]
-            {
-                let mut force = sum_from(part);
-                let lane = arch::lane_id();
-                let group = 0xffu32 << (lane & !7);
-                let mut d = SOA_LANES / 2;
-                while d > 0 {
-                    let x = f32::from_bits(arch::shfl_u32(group, force.x.to_bits(), lane ^ d));
-                    let y = f32::from_bits(arch::shfl_u32(group, force.y.to_bits(), lane ^ d));
-                    // The lower part's sum first (f32 addition is commutative, so both lanes of
-                    // a pair hold the same bits).
-                    force = if (part as u32) & d == 0 {
-                        force + Vec2::new(x, y)
-                    } else {
-                        Vec2::new(x, y) + force
-                    };
-                    d /= 2;
-                }
-                if part == 0 {
-                    b.force.write(i, force);
-                }
             }
-            #[cfg(not(target_arch = "nvptx64"))]
-            if part == 0 {
-                let parts = core::array::from_fn(sum_from);
-                b.force.write(i, combine_soa_parts(parts));
-            }
-        }
-        t += stride;
-    }
+        },
+        |a, b| a + b,
+        // SAFETY: `i < count`; body `i`'s force is written by its group's first thread only.
+        |i, force| unsafe { b.force.write(i, force) },
+    );
 }
 
 /// SOA baseline: moves.
