@@ -116,7 +116,7 @@ pub fn on_soa_lanes<R: LaneValue>(
                 }
             }
             #[cfg(not(target_arch = "nvptx64"))]
-            if t % lanes == 0 {
+            if t.is_multiple_of(lanes) {
                 let mut parts: [R; SOA_LANES as usize] = core::array::from_fn(|k| part(i, k));
                 let mut d = lanes / 2;
                 while d > 0 {
