@@ -47,7 +47,8 @@ pub struct BlockSpan {
 ///
 /// # Safety
 /// `make_new` returns handles of fresh objects of `T`, not handed out before and not freed
-/// meanwhile, and the `for_each_*` methods call `f` only with live objects of `class`: the
+/// meanwhile (and `open_block` the address of a block whose slots `0..wanted` are such objects,
+/// of `T`'s objects per block), and the `for_each_*` methods call `f` only with live objects of `class`: the
 /// object API turns these handles into typed objects without further checks.
 pub unsafe trait ObjectStore: Copy + 'static {
     /// The store whose header is at `header`.
@@ -78,6 +79,18 @@ pub unsafe trait ObjectStore: Copy + 'static {
     /// A new object of class `T` holding `value`; `None` when the store is out of room (then
     /// raised for the host to report).
     fn make_new<T: Concrete + ClassSpec>(&self, value: &T) -> Option<RawHandle>;
+
+    /// Room for `wanted` new objects of class `T` (1 up to `T`'s objects per block) in one
+    /// block of their own: the address of a block of `T` whose slots `0..wanted` are fresh
+    /// objects for the caller, which must store one in each (`RawHandle::new(address, k, ..)`
+    /// is slot `k`'s). `None` where the store keeps no such blocks (the default) or has none
+    /// free; nothing is raised then, and the caller makes its objects one by one
+    /// ([`make_new`](Self::make_new)). The `parallel_new` kernel creates objects this way, a
+    /// block at a time, so that they fill their blocks.
+    #[inline(always)]
+    fn open_block<T: Concrete + ClassSpec>(&self, _wanted: u32) -> Option<u64> {
+        None
+    }
 
     /// Free the object `raw`, of class `T` or one of its subclasses.
     fn free<T: ClassSpec>(&self, raw: RawHandle);
@@ -173,6 +186,16 @@ unsafe impl ObjectStore for Heap<'static> {
         // SAFETY: a fresh object of class `T`, owned by this thread.
         unsafe { T::store(raw, value) };
         Some(raw)
+    }
+
+    /// Only in a heap without the paper's variants (NoCoal, NoShift, no last-block notes),
+    /// which measure the allocator as the paper describes it, one object at a time.
+    #[inline(always)]
+    fn open_block<T: Concrete + ClassSpec>(&self, wanted: u32) -> Option<u64> {
+        if self.config().variants != 0 {
+            return None;
+        }
+        Heap::open_block::<T>(self, wanted)
     }
 
     #[inline(always)]
@@ -273,6 +296,11 @@ unsafe impl<A: ObjectStore, B: ObjectStore> ObjectStore for Either<A, B> {
     #[inline(always)]
     fn make_new<T: Concrete + ClassSpec>(&self, value: &T) -> Option<RawHandle> {
         either!(self, s => s.make_new(value))
+    }
+
+    #[inline(always)]
+    fn open_block<T: Concrete + ClassSpec>(&self, wanted: u32) -> Option<u64> {
+        either!(self, s => s.open_block::<T>(wanted))
     }
 
     #[inline(always)]

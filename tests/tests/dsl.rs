@@ -439,6 +439,51 @@ fn api_example_gives_the_same_results_on_gpu_and_cpu() {
     assert_eq!(on_gpu.1, on_cpu.1);
 }
 
+/// `parallel_new` on the GPU fills its objects' blocks: each warp opens whole blocks for its
+/// objects, where warps asking for a warp's worth each opened a block of their own (n-body's
+/// 20,000 bodies lay in 625 blocks of 64). Objects the constructor creates on the side (each
+/// `Foo` makes a `Bar`) are allocated as any others. Two creations: blocks are not shared
+/// between them, and each leaves at most one block part full.
+#[test]
+fn parallel_new_fills_its_blocks_on_gpu() {
+    let test = "parallel_new_fills_its_blocks_on_gpu";
+    let Some(rt) = gpu_runtime::<DemoAlloc>(test, 64 << 20) else { return };
+    let (first, second) = (10_037u64, 100u64);
+    rt.parallel_new(Foo::create, first).unwrap();
+    let stats = rt.stats().unwrap();
+    let foo = stats.classes.iter().find(|c| c.name == "Foo").unwrap();
+    assert_eq!(foo.objects_per_block, 64);
+    assert_eq!((foo.objects, foo.blocks), (first, first.div_ceil(64)), "{stats:?}");
+    rt.parallel_new(Foo::create, second).unwrap();
+    let stats = rt.stats().unwrap();
+    let foo = stats.classes.iter().find(|c| c.name == "Foo").unwrap();
+    assert_eq!(foo.blocks, first.div_ceil(64) + second.div_ceil(64), "{stats:?}");
+    // Every index made once, each with its partner.
+    let mut a: Vec<i32> = rt.collect::<Foo>().unwrap().iter().map(|f| f.a).collect();
+    a.sort();
+    let mut expected: Vec<i32> = (0..first as i32).chain(0..second as i32).collect();
+    expected.sort();
+    assert_eq!(a, expected);
+    assert_eq!(rt.count::<Bar>().unwrap(), first + second);
+    // A class of fewer objects per block (rounds of other sizes).
+    let Some(zoo) = gpu_runtime::<Zoo>(test, 64 << 20) else { return };
+    zoo.parallel_new(Cat::born, 1_000).unwrap();
+    let stats = zoo.stats().unwrap();
+    let cat = stats.classes.iter().find(|c| c.name == "Cat").unwrap();
+    assert_eq!(
+        (cat.objects, cat.blocks),
+        (1_000, 1_000u64.div_ceil(cat.objects_per_block as u64)),
+        "{stats:?}"
+    );
+    let mut ids: Vec<u32> = zoo.collect::<Cat>().unwrap().iter().map(|c| c.base.id).collect();
+    ids.sort();
+    assert_eq!(ids, (0..1_000).collect::<Vec<u32>>());
+    println!(
+        "{test}: Foo in {} blocks, Cat ({} per block) in {}",
+        foo.blocks, cat.objects_per_block, cat.blocks
+    );
+}
+
 #[test]
 fn out_of_memory_in_a_method_names_it() {
     let rt = cpu_runtime::<Zoo>(256 << 10);

@@ -309,6 +309,14 @@ impl Heap<'_> {
         allocate_in_group::<C, _, DEFAULT_LOSSES_BEFORE_NEW_BLOCK>(self, group)
     }
 
+    /// A fresh block of class `C` with its lowest `wanted` slots reserved as objects for the
+    /// caller: the block's address (slot `k`'s object is `RawHandle::new(address, k, ..)`), or
+    /// `None` when no block is free. See [`open_block`].
+    #[inline]
+    pub fn open_block<C: ClassSpec>(&self, wanted: u32) -> Option<u64> {
+        open_block::<C, _>(self, wanted).map(|index| self.block_addr(index))
+    }
+
     /// [`allocate`](Self::allocate) with a leader that opens a new block after losing the race
     /// for active blocks `LOSSES` times in a row (0: never, the paper's loop). For tuning.
     #[inline]
@@ -443,6 +451,24 @@ pub fn allocate_in_group<C: ClassSpec, S: BlockStore, const LOSSES: u32>(
         store.raise(crate::errors::OUT_OF_MEMORY);
     }
     mine
+}
+
+/// A fresh block of class `C` whose lowest `wanted` slots (1 up to `C`'s objects per block)
+/// are reserved for the caller, as objects: the block's index, or `None` when no block is free
+/// (nothing is raised; the caller then allocates its objects one by one, which reports out of
+/// memory where it happens). The block is active if slots are left. For bulk creation (the
+/// `parallel_new` kernel): one call per block-full of new objects, so that they lie in blocks
+/// as full as their count allows. (Warps that each ask for half a block or more of a class
+/// with no active block all open one at once: n-body's 20,000 bodies, created by 625 warps of
+/// 32, lay in 625 half-full blocks of 64, which every walk over them visited; H200,
+/// docs/results/2026-11-28-s4/occupancy.txt.)
+#[inline]
+pub fn open_block<C: ClassSpec, S: BlockStore>(store: &S, wanted: u32) -> Option<u64> {
+    let seen = store.class_flags(C::TYPE_ID);
+    let wanted = wanted.clamp(1, C::OBJECTS_PER_BLOCK);
+    let (index, _) = initialize_free_block::<C, S>(store, wanted, first_seed(store))?;
+    store.class_changed(C::TYPE_ID, seen);
+    Some(index)
 }
 
 /// Where a store's blocks lie (see [`BlockStore::block_layout`]).

@@ -135,3 +135,23 @@ fn a_leader_tries_the_noted_block_first_and_notes_the_block_it_found() {
     assert_eq!(store.last[0].load(), store.index_of(elsewhere) + 1);
     assert_eq!(store.check(), vec![8 + 3]);
 }
+
+#[test]
+fn an_opened_block_holds_the_lowest_slots_asked_for_and_is_active_while_not_full() {
+    let store = VecStore::new(3, &[Four::OBJECTS_PER_BLOCK]);
+    let full = open_block::<Four, _>(&store, 4).expect("a free block");
+    assert_eq!(store.block(full).objects() & 0xf, 0xf, "every slot an object");
+    assert!(store.allocated(0).get(full) && !store.active(0).get(full), "full: not active");
+    // Asking for more than a block holds takes the whole block.
+    let whole = open_block::<Four, _>(&store, 9).expect("a free block");
+    assert_eq!(store.block(whole).objects() & 0xf, 0xf);
+    let part = open_block::<Four, _>(&store, 3).expect("a free block");
+    assert_eq!(store.block(part).objects() & 0xf, 0b0111, "the lowest three slots");
+    assert!(store.active(0).get(part), "a slot left: active");
+    assert_eq!(store.block(part).type_id.load(), 0);
+    // No block left: `None`, nothing raised, and the slot left is what allocation finds.
+    assert_eq!(open_block::<Four, _>(&store, 1), None);
+    assert_eq!(store.errors.load(), 0, "running out is the caller's to report");
+    assert_eq!(store.index_of(allocate_four(&store)), part);
+    assert_eq!(store.check(), vec![12]);
+}
