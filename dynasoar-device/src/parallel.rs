@@ -280,17 +280,14 @@ where
     // order, so that objects made from consecutive indices lie next to each other in the heap
     // (a worker fills its blocks in the order it allocates), as a plain loop would place them.
     #[cfg(not(target_arch = "nvptx64"))]
-    let (stride, mut i, count) = {
+    {
         let (id, threads) = (arch::global_thread_id() as u128, arch::global_thread_count() as u128);
         let share = |thread: u128| (thread * p.count as u128 / threads) as u64;
-        (1, share(id), share(id + 1))
-    };
-    #[cfg(not(target_arch = "nvptx64"))]
-    while i < count {
-        let value = make(&dev, p.first + i, p.arg);
-        // An allocation failure is raised in the store and reported by the host.
-        let _ = dev.make_new_registered(value);
-        i += stride;
+        for i in share(id)..share(id + 1) {
+            let value = make(&dev, p.first + i, p.arg);
+            // An allocation failure is raised in the store and reported by the host.
+            let _ = dev.make_new_registered(value);
+        }
     }
     // The GPU: each warp creates the objects of a *round* of whole blocks (at least a warp's
     // worth, at most 63 objects: each lane makes one or two), lane `b` opening block `b` of the
