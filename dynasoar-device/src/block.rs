@@ -203,11 +203,15 @@ pub struct ClassShape {
     /// for full blocks and slower for blocks with free slots here and there. The objects
     /// visited and their order are the same either way.
     pub dense: bool,
+    /// The address of the launch's ranked list (`heap::ranked`; a launch of a method with
+    /// lanes), or 0: where it lists the class, a lane's part is read from it instead of walking
+    /// the class's blocks. The same objects in the same parts either way.
+    pub ranked: u64,
 }
 
 impl ClassShape {
     /// Nothing known: the store reads what it needs.
-    pub const UNKNOWN: ClassShape = ClassShape { objects: 0, block_bytes: 0, dense: false };
+    pub const UNKNOWN: ClassShape = ClassShape { objects: 0, block_bytes: 0, dense: false, ranked: 0 };
 }
 
 #[cfg(all(test, not(loom)))]

@@ -59,6 +59,9 @@ pub struct Device<A: AllocatorSpec> {
     /// Whether the method declared the classes its `device_reduce` walks dense
     /// (`#[parallel(lanes = L, dense)]`): see [`ClassShape::dense`](crate::block::ClassShape).
     dense: bool,
+    /// In a launch of a method with lanes: the address of the heap's ranked list, or 0 (see
+    /// [`ClassShape::ranked`](crate::block::ClassShape)).
+    ranked: u64,
     _alloc: PhantomData<fn() -> A>,
 }
 
@@ -121,6 +124,7 @@ impl<A: AllocatorSpec> Device<A> {
             rule: FreeRule::NONE,
             lanes: 1,
             dense: false,
+            ranked: 0,
             _alloc: PhantomData,
         }
     }
@@ -160,6 +164,14 @@ impl<A: AllocatorSpec> Device<A> {
     #[inline(always)]
     pub fn with_dense_walk(self, dense: bool) -> Self {
         Device { dense, ..self }
+    }
+
+    /// This context, in a launch of a method with lanes, with the heap's ranked list at
+    /// `ranked` (0 for none; see [`ClassShape::ranked`](crate::block::ClassShape)).
+    #[doc(hidden)]
+    #[inline(always)]
+    pub fn with_ranked(self, ranked: u64) -> Self {
+        Device { ranked, ..self }
     }
 
     /// This context, for a `parallel_do` method over the classes `iterated` running on the
@@ -273,6 +285,7 @@ impl<A: AllocatorSpec> Device<A> {
             },
             block_bytes: if A::BLOCK_BYTES <= u32::MAX as u64 { A::BLOCK_BYTES as u32 } else { 0 },
             dense: self.dense,
+            ranked: self.ranked,
         }
     }
 
@@ -287,15 +300,18 @@ impl<A: AllocatorSpec> Device<A> {
     /// are not loaded.)
     ///
     /// The result does not depend on the thread timing or on how many GPU threads run: the
-    /// parts are fixed (in DynaSOAr's heap, the objects in slots `s` with `s % L == part`),
-    /// each part is folded in `device_do` order, and the parts are combined as a tree, lower
-    /// part first (`combine(combine(p0, p2), combine(p1, p3))` for L = 4). So with the objects
-    /// in the same places, float sums are identical on the GPU and the CPU backend. Without
-    /// `lanes` (L = 1) it is a fold in `device_do` order.
+    /// parts are fixed (the `i`-th object of the class in `device_do` order is in part
+    /// `i % L`), each part is folded in `device_do` order, and the parts are combined as a
+    /// tree, lower part first (`combine(combine(p0, p2), combine(p1, p3))` for L = 4). So with
+    /// the objects in the same places, float sums are identical on the GPU and the CPU
+    /// backend. Without `lanes` (L = 1) it is a fold in `device_do` order. On the GPU, a
+    /// launch with lanes reads each lane's part of the launch's own class from a list of its
+    /// objects that the runtime builds before the launch, so a class whose objects left its
+    /// blocks sparse costs its objects, not its blocks.
     ///
-    /// With `#[parallel(lanes = L, dense)]` each lane visits its slot positions of a block one
-    /// by one (where a lane's part is at most 8 slots): the same objects in the same order,
-    /// faster where the class's blocks are full, slower where free slots are scattered.
+    /// With `#[parallel(lanes = L, dense)]` each lane visits its slot positions of a full block
+    /// one by one (where a lane's part is at most 8 slots) when it walks the blocks: the same
+    /// objects in the same order.
     ///
     /// `fold` should only compute: the L threads of an object run everything else in the
     /// method alike, so its writes to `this` store the same values, but side effects in `fold`

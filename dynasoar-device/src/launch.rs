@@ -44,6 +44,8 @@ pub struct DoParams<Arg> {
     /// Which enumeration counter holds the number of listed blocks.
     pub parity: u32,
     pub _reserved: u32,
+    /// A launch of a method with lanes: the heap's ranked list (`heap::ranked`), or null.
+    pub ranked: DevPtr<crate::heap::ranked::RankedHeader>,
     /// The method's argument.
     pub arg: Arg,
 }

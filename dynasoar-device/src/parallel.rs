@@ -226,6 +226,7 @@ pub fn run_parallel_do<T, Arg>(
         .limited_to(effects)
         .with_lanes(lanes)
         .with_dense_walk(dense)
+        .with_ranked(if lanes > 1 { p.ranked.addr() } else { 0 })
         .for_launch(tag);
     // A class without subclasses is the launched class: its objects per block are a constant
     // of the kernel, and the streaming loop's divisions and warp geometry fold away (the bump

@@ -220,13 +220,6 @@ unsafe impl ObjectStore for Heap<'static> {
         listed::for_each_allocated_in(self, class, shape, parts, part, f);
     }
 
-    /// The heap's parts are slots: the objects in slots `s` with `s % parts == part`, so that
-    /// the lanes of a group read consecutive slots of a block at once (coalesced).
-    #[inline(always)]
-    fn for_each_object_parted(&self, class: u8, parts: u32, mut f: impl FnMut(u32, RawHandle)) {
-        listed::for_each_allocated(self, class, ClassShape::UNKNOWN, |raw| f(raw.slot() & (parts - 1), raw));
-    }
-
     #[inline(always)]
     fn for_each_listed(&self, l: Listing, f: impl FnMut(RawHandle)) {
         #[cfg(not(target_arch = "nvptx64"))]

@@ -10,6 +10,10 @@ use dynasoar_device::heap::kernels::{
     EnumerateParams, HEAP_ENUMERATE, HEAP_ENUMERATE_BLOCKS, HEAP_ENUMERATE_CONTAINERS, HEAP_INIT, HEAP_STATS,
     InitParams, StatsParams,
 };
+use dynasoar_device::heap::ranked::{
+    HEAP_RANK_COUNT, HEAP_RANK_SCAN, HEAP_RANK_WRITE, MAX_RANKED_BLOCKS, RankParams, RankedHeader,
+    ranked_words,
+};
 use dynasoar_device::heap::{
     CHANGED_BOTH, Heap, HeapConfig, HeapHeader, HeapPlan, HeapStateWords, PlanError, STATE_OFFSET, errors,
 };
@@ -41,7 +45,17 @@ pub struct DeviceHeap {
     /// The allocator variant's bits in the device's configuration (`HeapConfig::variants`;
     /// `config` holds those the heap was made with).
     variants: AtomicU32,
+    /// On the GPU: the memory of the heap's ranked list (`dynasoar_device::heap::ranked`),
+    /// which launches of methods with lanes read their `device_reduce` parts from; `None` on
+    /// the CPU backend (whose `device_reduce` folds every part in one thread) and for heaps of
+    /// more than `MAX_RANKED_BLOCKS` blocks.
+    ranked: Option<Buffer<u32>>,
 }
+
+/// Bytes of the heap that a ranked list's entries may take, at most (one sixty-fourth: room
+/// for a class of 16-byte objects that fills the heap, and for the example models' classes at
+/// their default sizes); a class with more objects is walked by its blocks.
+const RANKED_SHARE: u64 = 64;
 
 /// Heaps of at least this many blocks enumerate hierarchically unless told otherwise, smaller
 /// ones flat. Measured on an H200 (`dynasoar-bench enumeration`,
@@ -105,9 +119,65 @@ impl DeviceHeap {
                     == Enumeration::Hierarchical,
             ),
             variants: AtomicU32::new(plan.config.variants),
+            ranked: Self::ranked_memory(exec, &plan.config, classes)?,
         };
         heap.reset(exec)?;
         Ok(heap)
+    }
+
+    /// The memory of the heap's ranked list, with its header written (see [`DeviceHeap`]).
+    fn ranked_memory(
+        exec: &Executor,
+        config: &HeapConfig,
+        classes: &[HeapClass],
+    ) -> Result<Option<Buffer<u32>>> {
+        if exec.kind() != BackendKind::Cuda || config.num_blocks > MAX_RANKED_BLOCKS {
+            return Ok(None);
+        }
+        let most = classes.iter().map(|c| c.objects_per_block as u64).max().unwrap_or(0);
+        let capacity = (config.num_blocks * most).min(config.total_bytes / RANKED_SHARE / 4);
+        let header = RankedHeader::new(config.num_blocks, capacity as u32);
+        let mut buffer = exec.alloc_zeroed::<u32>(ranked_words(&header))?;
+        exec.write(&mut buffer, 0, &[header.class, header.count, header.capacity, header.tiles])?;
+        Ok(Some(buffer))
+    }
+
+    /// Queue the building of `class`'s ranked list (for the launches of methods with lanes
+    /// that follow, until objects of the class are created or freed); its address, or null
+    /// where the heap keeps none (see [`DeviceHeap`]).
+    pub fn rank(&self, exec: &Executor, class: u8) -> Result<DevPtr<RankedHeader>> {
+        let list = self.ranked_ptr();
+        if list.is_null() {
+            return Ok(list);
+        }
+        let params = RankParams { heap: self.ptr(), list, class: class as u32, _reserved: 0 };
+        // One warp per tile, up to whole waves (then warps stride over the tiles).
+        let tiles =
+            self.config.num_blocks.div_ceil(dynasoar_device::heap::ranked::TILE_BLOCKS as u64) as usize;
+        let most = exec.wave_grid(&HEAP_RANK_COUNT, THREADS)?.total_threads();
+        let grid = Grid::for_elements((tiles * 32).min(most), THREADS);
+        exec.launch(&HEAP_RANK_COUNT, grid, params)?;
+        exec.launch(&HEAP_RANK_SCAN, Grid::new(1, 32), params)?;
+        exec.launch(&HEAP_RANK_WRITE, grid, params)?;
+        Ok(list)
+    }
+
+    /// The address of the heap's ranked list memory (null where it keeps none).
+    pub fn ranked_ptr(&self) -> DevPtr<RankedHeader> {
+        self.ranked.as_ref().map_or(DevPtr::null(), |b| b.ptr().cast())
+    }
+
+    /// The heap's ranked list as the device last wrote it: the class it lists (if any) and its
+    /// entries (`block index * 64 + slot`, in heap order). Waits for queued work.
+    pub fn ranked_list(&self, exec: &Executor) -> Result<Option<(u8, Vec<u32>)>> {
+        let Some(buffer) = &self.ranked else { return Ok(None) };
+        let words = exec.read(buffer, 0, 4)?;
+        let header = RankedHeader { class: words[0], count: words[1], capacity: words[2], tiles: words[3] };
+        if header.class == dynasoar_device::heap::ranked::NOT_RANKED {
+            return Ok(None);
+        }
+        let first = 4 + 2 * header.tiles as usize;
+        Ok(Some((header.class as u8, exec.read(buffer, first, header.count as usize)?)))
     }
 
     /// Free every object: the heap is as new.

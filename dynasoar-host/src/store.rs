@@ -9,7 +9,8 @@
 use std::any::Any;
 use std::borrow::Cow;
 
-use dynasoar_device::{ClassInfo, RawHandle, StorePtr, do_all_block_threads};
+use dynasoar_device::heap::ranked::RankedHeader;
+use dynasoar_device::{ClassInfo, DevPtr, RawHandle, StorePtr, do_all_block_threads};
 
 use crate::backend::{Executor, ModuleCompile};
 use crate::error::Result;
@@ -156,6 +157,15 @@ pub trait HostStore: Send + Sync + Any {
         Ok(())
     }
 
+    /// Before a launch of a method with lanes over `class`: the address of the store's ranked
+    /// list of `class` (`dynasoar_device::heap::ranked`), queued to be built anew first if
+    /// `build`; null where the store keeps none (its `device_reduce` walks find the parts
+    /// themselves).
+    fn ranked_list(&self, exec: &Executor, class: u8, build: bool) -> Result<DevPtr<RankedHeader>> {
+        let _ = (exec, class, build);
+        Ok(DevPtr::null())
+    }
+
     /// At most how many objects of `class` the last listing (of `parity`) holds.
     fn listed_objects(&self, exec: &Executor, class: &ClassInfo, parity: u32) -> Result<usize>;
 
@@ -228,6 +238,10 @@ impl HostStore for DeviceHeap {
 
     fn list(&self, exec: &Executor, class: u8) -> Result<u32> {
         self.enumerate(exec, class)
+    }
+
+    fn ranked_list(&self, exec: &Executor, class: u8, build: bool) -> Result<DevPtr<RankedHeader>> {
+        if build { self.rank(exec, class) } else { Ok(self.ranked_ptr()) }
     }
 
     fn listing_state(&self) -> u64 {

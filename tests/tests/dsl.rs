@@ -374,6 +374,7 @@ fn a_do_all_launched_with_a_bad_grid_is_reported() {
         objects_per_block: cat.objects_per_block,
         parity,
         _reserved: 0,
+        ranked: dynasoar::DevPtr::null(),
         arg: (),
     };
     let grid = Grid::new(1, cat.objects_per_block + 1);

@@ -1,7 +1,9 @@
 //! `device_reduce` on lanes: every animal's chain over the cats equals the one computed on the
-//! host from the cats' places in the heap (parts by slot, each folded in heap order, parts
-//! combined as a tree, lower part first), on the CPU backend and on the GPU, where a method
-//! with `lanes = 8` runs each animal on 8 threads. A method with lanes cannot create objects.
+//! host from the cats' places in the heap (the `i`-th cat in heap order in part `i % lanes`,
+//! each part folded in heap order, parts combined as a tree, lower part first), on the CPU
+//! backend and on the GPU, where a method with `lanes = 8` runs each animal on 8 threads: for
+//! the cats' own launch from the ranked list of the cats, for the other animals' launches by a
+//! walk over the cats' blocks. A method with lanes cannot create objects.
 
 use dynasoar::host::{Error, Runtime};
 use dynasoar_models::semantics::{Animal, Cat, Registry, Zoo, chain_combine, chain_step};
@@ -13,9 +15,8 @@ fn expected_chain(cats: &[(u64, u32)], lanes: u32) -> u32 {
     // `device_do` order: blocks in address order, slots in order (the handle's low bits).
     sorted.sort_by_key(|&(raw, _)| raw);
     let mut parts = vec![1u32; lanes as usize];
-    for &(raw, id) in &sorted {
-        let slot = dynasoar::RawHandle(raw).slot();
-        let part = &mut parts[(slot % lanes) as usize];
+    for (rank, &(_, id)) in sorted.iter().enumerate() {
+        let part = &mut parts[rank % lanes as usize];
         *part = chain_step(*part, id);
     }
     let mut d = parts.len() / 2;

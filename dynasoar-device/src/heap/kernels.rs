@@ -473,6 +473,7 @@ mod tests {
 
     use super::*;
     use crate::arch::{LaunchCoords, with_launch_coords};
+    use crate::heap::ranked::{RankParams, heap_rank_count, heap_rank_scan, heap_rank_write};
     use crate::heap::{CHANGED_BOTH, HeapConfig, HeapPlan};
     use crate::rand::Rng;
 
@@ -679,16 +680,17 @@ mod tests {
     }
 
     /// `device_do`'s and `device_reduce`'s walk (`for_each_allocated_in`) visits the objects
-    /// of the live bitmaps in block order and, in a block, in slot order, a part `s % parts ==
-    /// part` of them each, with or without the allocator's shape, and with it in the dense
-    /// form too (parts of at most 8 slots visited position by position: 40 or 64 objects on
-    /// 8, 16 or 32 parts): the order the folds of `device_reduce` depend on (the CPU backend
-    /// and the GPU must agree bit for bit).
+    /// of the live bitmaps in block order and, in a block, in slot order, the objects of rank
+    /// `r % parts == part` for each part, with or without the allocator's shape, and with it in
+    /// the dense form too (40 or 64 objects on 8, 16 or 32 parts), and from a ranked list
+    /// built by the three kernels (on grids of one and of several warps): the order the folds
+    /// of `device_reduce` depend on (the CPU backend and the GPU must agree bit for bit).
     #[test]
     fn the_walk_visits_objects_in_block_and_slot_order() {
         use crate::block::ClassShape;
         use crate::handle::RawHandle;
         use crate::heap::listed::for_each_allocated_in;
+        use crate::heap::ranked::{RankedHeader, ranked_words};
         // 1, 2, 3 and 4 levels, sparse (empty containers of level 1) to dense.
         for (blocks, seed) in [(50u64, 5u64), (3000, 6), (40_000, 7), (270_000, 8)] {
             for density in [1u32, 30, 700] {
@@ -721,21 +723,88 @@ mod tests {
                             }
                         }
                     }
-                    let exact = ClassShape { objects: n, block_bytes: BLOCK_BYTES as u32, dense: false };
+                    let exact =
+                        ClassShape { objects: n, block_bytes: BLOCK_BYTES as u32, ..ClassShape::UNKNOWN };
                     let dense = ClassShape { dense: true, ..exact };
-                    for shape in [ClassShape::UNKNOWN, exact, dense] {
+                    let mut shapes = vec![ClassShape::UNKNOWN, exact, dense];
+                    // The ranked list of the class, built on two grids; and one of the other
+                    // class, which the walk must not read as this one's.
+                    let mut header = RankedHeader::new(blocks, all.len() as u32);
+                    let mut lists = Vec::new();
+                    for (grid_blocks, threads, listed) in [(1, 1, class), (3, 5, class), (2, 3, 1 - class)] {
+                        let mut memory = vec![0u32; ranked_words(&header)];
+                        // SAFETY: the memory starts with room for the header.
+                        unsafe { (memory.as_mut_ptr() as *mut RankedHeader).write(header) };
+                        let list = DevPtr::from_addr(memory.as_ptr() as u64);
+                        let params = RankParams {
+                            heap: DevPtr::from_addr(heap.base),
+                            list,
+                            class: listed as u32,
+                            _reserved: 0,
+                        };
+                        launch(heap_rank_count, params, grid_blocks, threads);
+                        launch(heap_rank_scan, params, 1, 1);
+                        launch(heap_rank_write, params, grid_blocks, threads);
+                        // SAFETY: the scan wrote the header.
+                        header = unsafe { (memory.as_ptr() as *const RankedHeader).read() };
+                        if listed == class {
+                            assert_eq!((header.class, header.count), (class as u32, all.len() as u32));
+                            let entries = &memory[4 + 2 * header.tiles as usize..][..all.len()];
+                            let want: Vec<u32> = all
+                                .iter()
+                                .map(|r| (h.block_index(r.block_addr(), BLOCK_BYTES) as u32) << 6 | r.slot())
+                                .collect();
+                            assert_eq!(
+                                entries, want,
+                                "{blocks} blocks, {density}/1000, class {class}: entries"
+                            );
+                        }
+                        shapes.push(ClassShape { ranked: list.addr(), ..exact });
+                        lists.push(memory);
+                    }
+                    for shape in shapes {
                         for parts in [1u32, 2, 4, 8, 16, 32] {
                             for part in 0..parts {
                                 let mut seen = Vec::new();
                                 for_each_allocated_in(&h, class, shape, parts, part, |raw| seen.push(raw));
-                                let want: Vec<RawHandle> =
-                                    all.iter().copied().filter(|r| r.slot() % parts == part).collect();
+                                let want: Vec<RawHandle> = all
+                                    .iter()
+                                    .enumerate()
+                                    .filter(|(r, _)| *r as u32 % parts == part)
+                                    .map(|(_, raw)| *raw)
+                                    .collect();
                                 assert_eq!(
                                     seen, want,
                                     "{blocks} blocks, {density}/1000, class {class}, {shape:?}, part {part} of {parts}"
                                 );
                             }
                         }
+                    }
+                    // A class with more objects than the list has room for is not listed.
+                    if !all.is_empty() {
+                        let small = RankedHeader::new(blocks, all.len() as u32 - 1);
+                        let mut memory = vec![0u32; ranked_words(&small)];
+                        // SAFETY: as above.
+                        unsafe { (memory.as_mut_ptr() as *mut RankedHeader).write(small) };
+                        let list = DevPtr::from_addr(memory.as_ptr() as u64);
+                        let params = RankParams {
+                            heap: DevPtr::from_addr(heap.base),
+                            list,
+                            class: class as u32,
+                            _reserved: 0,
+                        };
+                        launch(heap_rank_count, params, 1, 1);
+                        launch(heap_rank_scan, params, 1, 1);
+                        launch(heap_rank_write, params, 1, 1);
+                        assert_eq!(
+                            memory[0],
+                            crate::heap::ranked::NOT_RANKED,
+                            "an overfull list lists nothing"
+                        );
+                        assert!(
+                            memory[4 + 2 * small.tiles as usize..].iter().all(|&e| e == 0),
+                            "and writes no entry"
+                        );
                     }
                 }
             }
@@ -821,10 +890,10 @@ mod tests {
         let h = heap.heap();
         let block_bytes = BLOCK_BYTES as u32;
         for (shape, visits) in [
-            (ClassShape { objects: 64, block_bytes, dense: false }, 300 * 64),
-            (ClassShape { objects: 32, block_bytes, dense: false }, 0),
-            (ClassShape { objects: 64, block_bytes: 2 * block_bytes, dense: false }, 0),
-            (ClassShape { objects: 0, block_bytes: 512, dense: false }, 0),
+            (ClassShape { objects: 64, block_bytes, ..ClassShape::UNKNOWN }, 300 * 64),
+            (ClassShape { objects: 32, block_bytes, ..ClassShape::UNKNOWN }, 0),
+            (ClassShape { objects: 64, block_bytes: 2 * block_bytes, ..ClassShape::UNKNOWN }, 0),
+            (ClassShape { objects: 0, block_bytes: 512, ..ClassShape::UNKNOWN }, 0),
         ] {
             h.state().errors.store(0);
             let mut seen = 0u32;

@@ -16,6 +16,7 @@
 
 pub mod kernels;
 pub(crate) mod listed;
+pub mod ranked;
 
 use crate::arch::{
     self,

@@ -18,22 +18,27 @@ pub(super) struct Listings {
     /// means that something else ran since (a `parallel_new`, a `collect`, an app's own
     /// kernel), and no list is trusted.
     writes: u64,
+    /// The class whose ranked list (built before a launch of a method with lanes) is still
+    /// right, if any: the store keeps one list, and a launch that may create or free objects of
+    /// the class makes it wrong, as it does the class's enumeration list.
+    ranked: Option<u8>,
 }
 
 impl Listings {
     pub(super) fn new(exec: &Executor) -> Self {
-        Listings { current: 0, parity: [0; MAX_CLASSES], writes: exec.device_writes() }
+        Listings { current: 0, parity: [0; MAX_CLASSES], writes: exec.device_writes(), ranked: None }
     }
 
     /// Forget every list: the next `parallel_do` over any class lists it.
     pub(super) fn forget(&mut self) {
         self.current = 0;
+        self.ranked = None;
     }
 
     /// Forget every list if anything but this runtime's `parallel_do`s ran since the last one.
     pub(super) fn check_writes(&mut self, exec: &Executor) {
         if self.writes != exec.device_writes() {
-            self.current = 0;
+            self.forget();
         }
     }
 
@@ -52,6 +57,19 @@ impl Listings {
     /// are no longer right.
     pub(super) fn changed(&mut self, classes: u64) {
         self.current &= !classes;
+        if self.ranked.is_some_and(|c| classes & (1 << c) != 0) {
+            self.ranked = None;
+        }
+    }
+
+    /// Whether the store's ranked list is `class`'s and still right.
+    pub(super) fn ranked(&self, class: u8) -> bool {
+        self.ranked == Some(class)
+    }
+
+    /// The store's ranked list is now `class`'s.
+    pub(super) fn set_ranked(&mut self, class: u8) {
+        self.ranked = Some(class);
     }
 
     /// This runtime's `parallel_do` is done: remember [`Executor::device_writes`] after it.

@@ -17,7 +17,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use dynasoar_device::{
-    AllocatorSpec, ClassInfo, Concrete, DoParams, DoWithoutArgument, GatherParams, Handle, MemberOf,
+    AllocatorSpec, ClassInfo, Concrete, DevPtr, DoParams, DoWithoutArgument, GatherParams, Handle, MemberOf,
     NewParams, NewWithoutArgument, ParallelMethod, ParallelNew, Plain, do_all_blocks,
 };
 
@@ -183,12 +183,31 @@ impl<A: AllocatorSpec> Runtime<A> {
                 }
                 _ => (kernel, Pick { streaming: false, timed: false }),
             };
+            // A method with lanes on the GPU reads its `device_reduce` parts of the launched
+            // class from the store's ranked list, built anew unless it still lists the class.
+            let ranked = if method.lanes() > 1 && self.exec.kind() == BackendKind::Cuda {
+                if listings.as_ref().is_some_and(|l| l.ranked(id)) {
+                    self.store.ranked_list(&self.exec, id, false)?
+                } else {
+                    let list = self.timed(Phase::Rank(class.name), chained, || {
+                        self.store.ranked_list(&self.exec, id, true)
+                    })?;
+                    chained = true;
+                    if let Some(l) = &mut listings {
+                        l.set_ranked(id);
+                    }
+                    list
+                }
+            } else {
+                DevPtr::null()
+            };
             let params = DoParams {
                 store: self.store.ptr(),
                 class: id as u32,
                 objects_per_block: class.objects_per_block,
                 parity,
                 _reserved: 0,
+                ranked,
                 arg,
             };
             let grid = if pick.streaming {

@@ -11,6 +11,8 @@ use crate::error::Result;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Phase {
     Enumerate(&'static str),
+    /// Building a class's ranked list before a launch of a method with lanes.
+    Rank(&'static str),
     Method(&'static str),
 }
 
@@ -59,7 +61,8 @@ impl Profile {
 /// Device time spent since the last [`Runtime::take_timings`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Timings {
-    /// Listing blocks and snapshotting iteration bitmaps before do-all kernels.
+    /// Listing blocks and snapshotting iteration bitmaps before do-all kernels, and listing
+    /// the objects of a class before a launch of a method with lanes.
     pub enumeration: Duration,
     /// The do-all and constructor kernels themselves.
     pub methods: Duration,
@@ -105,7 +108,7 @@ impl<A> Runtime<A> {
             let Some(phase) = *phase else { continue };
             let d = self.exec.elapsed(start, end)?;
             match phase {
-                Phase::Enumerate(_) => t.enumeration += d,
+                Phase::Enumerate(_) | Phase::Rank(_) => t.enumeration += d,
                 Phase::Method(_) => {
                     t.methods += d;
                     t.launches += 1;
@@ -130,6 +133,7 @@ impl<A> Runtime<A> {
             .map(|(phase, launches, total)| KernelTime {
                 name: match phase {
                     Phase::Enumerate(class) => format!("enumerate {class}"),
+                    Phase::Rank(class) => format!("rank {class}"),
                     Phase::Method(kernel) => kernel.to_string(),
                 },
                 launches,
