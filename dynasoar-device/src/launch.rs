@@ -16,6 +16,16 @@ pub struct StoreHeader {
 /// The address of an object store's header.
 pub type StorePtr = DevPtr<StoreHeader>;
 
+/// The memory of a store's ranked list of a class's objects (the heap's: `heap::ranked`), as
+/// launches of methods with lanes pass it.
+#[repr(C)]
+pub struct RankedList {
+    _opaque: [u8; 0],
+}
+
+/// The address of a store's ranked list.
+pub type RankedPtr = DevPtr<RankedList>;
+
 /// The tag of kernel `name` (FNV-1a, never 0), which its launches record with the first error
 /// they raise (see [`ObjectStore::for_launch`](crate::ObjectStore::for_launch)), so that the
 /// host names the kernel that raised it even when it checks after many launches. A kernel
@@ -44,8 +54,9 @@ pub struct DoParams<Arg> {
     /// Which enumeration counter holds the number of listed blocks.
     pub parity: u32,
     pub _reserved: u32,
-    /// A launch of a method with lanes: the heap's ranked list (`heap::ranked`), or null.
-    pub ranked: DevPtr<crate::heap::ranked::RankedHeader>,
+    /// A launch of a method with lanes: the store's ranked list of the class (the heap's:
+    /// `heap::ranked`), or null.
+    pub ranked: RankedPtr,
     /// The method's argument.
     pub arg: Arg,
 }

@@ -91,7 +91,10 @@ pub use handle::{FieldPlace, RawHandle};
 pub use heap::{Heap, HeapHeader};
 pub use kernel::{DevPtr, Kernel};
 #[cfg(not(loom))]
-pub use launch::{DoAll, DoParams, GatherParams, NewParams, Prefetch, StoreHeader, StorePtr, kernel_tag};
+pub use launch::{
+    DoAll, DoParams, GatherParams, NewParams, Prefetch, RankedList, RankedPtr, StoreHeader, StorePtr,
+    kernel_tag,
+};
 #[cfg(not(loom))]
 pub use object::{AtomicRef, AtomicValue, Handle, IsA, Obj, Ref, View, Writable};
 #[cfg(not(loom))]

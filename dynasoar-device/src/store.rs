@@ -220,6 +220,21 @@ unsafe impl ObjectStore for Heap<'static> {
         listed::for_each_allocated_in(self, class, shape, parts, part, f);
     }
 
+    /// The heap's parts are ranks in a block: the `k`-th object of a block (in slot order) is
+    /// in part `k % parts`, as the GPU's walks split them (`listed::for_each_allocated_in`): a
+    /// full block's slots `s % parts == part`, and a block with free slots shared evenly.
+    #[inline(always)]
+    fn for_each_object_parted(&self, class: u8, parts: u32, mut f: impl FnMut(u32, RawHandle)) {
+        let (mut block, mut rank) = (u64::MAX, 0u32);
+        listed::for_each_allocated(self, class, ClassShape::UNKNOWN, |raw| {
+            if raw.block_addr() != block {
+                (block, rank) = (raw.block_addr(), 0);
+            }
+            f(rank & (parts - 1), raw);
+            rank += 1;
+        });
+    }
+
     #[inline(always)]
     fn for_each_listed(&self, l: Listing, f: impl FnMut(RawHandle)) {
         #[cfg(not(target_arch = "nvptx64"))]

@@ -11,13 +11,13 @@ use dynasoar_device::heap::kernels::{
     InitParams, StatsParams,
 };
 use dynasoar_device::heap::ranked::{
-    HEAP_RANK_COUNT, HEAP_RANK_SCAN, HEAP_RANK_WRITE, MAX_RANKED_BLOCKS, RankParams, RankedHeader,
-    ranked_words,
+    HEAP_RANK_COUNT, HEAP_RANK_SCAN, HEAP_RANK_WRITE, MAX_RANKED_BLOCKS, NOT_RANKED, RankParams,
+    RankedHeader, TILE_BLOCKS, ranked_words,
 };
 use dynasoar_device::heap::{
     CHANGED_BOTH, Heap, HeapConfig, HeapHeader, HeapPlan, HeapStateWords, PlanError, STATE_OFFSET, errors,
 };
-use dynasoar_device::{ClassInfo, RawHandle};
+use dynasoar_device::{ClassInfo, RankedPtr, RawHandle};
 
 use crate::backend::{BackendKind, Buffer, Executor, Grid};
 use crate::error::{Error, KernelNames, Result};
@@ -142,18 +142,17 @@ impl DeviceHeap {
         Ok(Some(buffer))
     }
 
-    /// Queue the building of `class`'s ranked list (for the launches of methods with lanes
-    /// that follow, until objects of the class are created or freed); its address, or null
-    /// where the heap keeps none (see [`DeviceHeap`]).
-    pub fn rank(&self, exec: &Executor, class: u8) -> Result<DevPtr<RankedHeader>> {
+    /// Queue the building of `class`'s ranked list for `lanes` parts (for the launches of
+    /// methods with as many lanes that follow, until objects of the class are created or
+    /// freed); its address, or null where the heap keeps none (see [`DeviceHeap`]).
+    pub fn rank(&self, exec: &Executor, class: u8, lanes: u32) -> Result<RankedPtr> {
         let list = self.ranked_ptr();
         if list.is_null() {
             return Ok(list);
         }
-        let params = RankParams { heap: self.ptr(), list, class: class as u32, _reserved: 0 };
+        let params = RankParams { heap: self.ptr(), list: list.cast(), class: class as u32, parts: lanes };
         // One warp per tile, up to whole waves (then warps stride over the tiles).
-        let tiles =
-            self.config.num_blocks.div_ceil(dynasoar_device::heap::ranked::TILE_BLOCKS as u64) as usize;
+        let tiles = self.config.num_blocks.div_ceil(TILE_BLOCKS as u64) as usize;
         let most = exec.wave_grid(&HEAP_RANK_COUNT, THREADS)?.total_threads();
         let grid = Grid::for_elements((tiles * 32).min(most), THREADS);
         exec.launch(&HEAP_RANK_COUNT, grid, params)?;
@@ -163,21 +162,23 @@ impl DeviceHeap {
     }
 
     /// The address of the heap's ranked list memory (null where it keeps none).
-    pub fn ranked_ptr(&self) -> DevPtr<RankedHeader> {
+    pub fn ranked_ptr(&self) -> RankedPtr {
         self.ranked.as_ref().map_or(DevPtr::null(), |b| b.ptr().cast())
     }
 
-    /// The heap's ranked list as the device last wrote it: the class it lists (if any) and its
-    /// entries (`block index * 64 + slot`, in heap order). Waits for queued work.
-    pub fn ranked_list(&self, exec: &Executor) -> Result<Option<(u8, Vec<u32>)>> {
+    /// The heap's ranked list as the device last wrote it: the class it lists, the parts its
+    /// blocks are padded to and its entries (`block index * 64 + slot` in heap order, padding
+    /// `u32::MAX`); `None` where it lists none. Waits for queued work.
+    pub fn ranked_list(&self, exec: &Executor) -> Result<Option<(u8, u32, Vec<u32>)>> {
         let Some(buffer) = &self.ranked else { return Ok(None) };
         let words = exec.read(buffer, 0, 4)?;
         let header = RankedHeader { class: words[0], count: words[1], capacity: words[2], tiles: words[3] };
-        if header.class == dynasoar_device::heap::ranked::NOT_RANKED {
+        if header.class == NOT_RANKED {
             return Ok(None);
         }
         let first = 4 + 2 * header.tiles as usize;
-        Ok(Some((header.class as u8, exec.read(buffer, first, header.count as usize)?)))
+        let entries = exec.read(buffer, first, header.count as usize)?;
+        Ok(Some((header.class as u8, header.class >> 8, entries)))
     }
 
     /// Free every object: the heap is as new.

@@ -9,8 +9,7 @@
 use std::any::Any;
 use std::borrow::Cow;
 
-use dynasoar_device::heap::ranked::RankedHeader;
-use dynasoar_device::{ClassInfo, DevPtr, RawHandle, StorePtr, do_all_block_threads};
+use dynasoar_device::{ClassInfo, DevPtr, RankedPtr, RawHandle, StorePtr, do_all_block_threads};
 
 use crate::backend::{Executor, ModuleCompile};
 use crate::error::Result;
@@ -157,12 +156,12 @@ pub trait HostStore: Send + Sync + Any {
         Ok(())
     }
 
-    /// Before a launch of a method with lanes over `class`: the address of the store's ranked
-    /// list of `class` (`dynasoar_device::heap::ranked`), queued to be built anew first if
-    /// `build`; null where the store keeps none (its `device_reduce` walks find the parts
-    /// themselves).
-    fn ranked_list(&self, exec: &Executor, class: u8, build: bool) -> Result<DevPtr<RankedHeader>> {
-        let _ = (exec, class, build);
+    /// Before a launch of a method with `lanes` over `class`: the address of the store's
+    /// ranked list of `class` for `lanes` parts (`dynasoar_device::heap::ranked`), queued to be
+    /// built anew first if `build`; null where the store keeps none (its `device_reduce` walks
+    /// find the parts themselves).
+    fn ranked_list(&self, exec: &Executor, class: u8, lanes: u32, build: bool) -> Result<RankedPtr> {
+        let _ = (exec, class, lanes, build);
         Ok(DevPtr::null())
     }
 
@@ -240,8 +239,8 @@ impl HostStore for DeviceHeap {
         self.enumerate(exec, class)
     }
 
-    fn ranked_list(&self, exec: &Executor, class: u8, build: bool) -> Result<DevPtr<RankedHeader>> {
-        if build { self.rank(exec, class) } else { Ok(self.ranked_ptr()) }
+    fn ranked_list(&self, exec: &Executor, class: u8, lanes: u32, build: bool) -> Result<RankedPtr> {
+        if build { self.rank(exec, class, lanes) } else { Ok(self.ranked_ptr()) }
     }
 
     fn listing_state(&self) -> u64 {

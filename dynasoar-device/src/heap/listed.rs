@@ -329,14 +329,14 @@ pub(crate) fn for_each_allocated(heap: &Heap<'_>, class: u8, shape: ClassShape, 
 }
 
 /// [`for_each_allocated`] restricted to part `part` of `parts` (a `device_reduce` lane's
-/// part; `parts` a power of two up to 32, `part < parts`): the objects of rank `r` with
-/// `r % parts == part`, where an object's rank is the number of the class's objects before it
-/// in this walk's order (blocks by index, slots in a block). In a full block whose first
-/// object's rank is a multiple of `parts`, those are the slots `s % parts == part`.
+/// part; `parts` a power of two up to 32, `part < parts`): in each block, the objects of rank
+/// `k` with `k % parts == part`, where an object's rank is the number of the block's objects
+/// in lower slots. In a full block those are the slots `s % parts == part`; in one with free
+/// slots each part gets the same number of the block's objects, give or take one.
 ///
 /// Where `shape.ranked` is a ranked list of the class (a launch of a method with lanes, see
-/// `heap::ranked`), the part is read from it: its objects only, the same count for every lane
-/// of a group (one more for some). Else the class's blocks are walked.
+/// `heap::ranked`), the part is read from it: the same objects, each block's padded to a
+/// multiple of `parts`, without a visit to every block. Else the class's blocks are walked.
 ///
 /// The walk over the blocks is what a lane pays per block, for the few objects of its part
 /// there (4 of 64 with 16 lanes), so it is kept short and holds few registers: the bitmaps are
@@ -347,8 +347,8 @@ pub(crate) fn for_each_allocated(heap: &Heap<'_>, class: u8, shape: ClassShape, 
 /// collision's `device_do`, 76 instead of 66 registers, ran as fast. Its 32-bit state with the
 /// allocator's geometry as constants took n-body 4.21 -> 4.14 s, and each slot from a 32-bit
 /// word instead of a 64-bit count of trailing zeros 4.13 -> 4.10 s and collision 16.67 ->
-/// 16.26 s: docs/results/2026-11-27-s3/.) A full block aligned to the parts is walked by its
-/// slots; any other by rank, a [`select_bit`](crate::reduce::select_bit) per object. A launch
+/// 16.26 s: docs/results/2026-11-27-s3/.) A full block is walked by its slots, one with free
+/// slots by rank, a [`select_bit`](crate::reduce::select_bit) per object. A launch
 /// that creates or frees no object of the class sees exactly its objects (what earlier
 /// launches wrote is visible at the launch's start); in one that does, an object created or
 /// freed meanwhile may or may not be seen, as `device_do` documents.
@@ -384,7 +384,7 @@ pub(crate) fn for_each_allocated_in(
     let (objects_mask, every) = (!preset_mask(objects), crate::reduce::part_mask(parts, 0));
     let block_bytes = if shape.block_bytes != 0 { shape.block_bytes } else { heap_block_bytes };
     if parts > 1
-        && let Some(ranked) = super::ranked::Ranked::of(shape.ranked, class)
+        && let Some(ranked) = super::ranked::Ranked::of(shape.ranked, class, parts)
     {
         let address = |index: u32| kept_whole(block_address(blocks_at, block_bytes, index));
         ranked.for_each_in_part(parts, part, address, objects, class, f);
@@ -403,9 +403,6 @@ pub(crate) fn for_each_allocated_in(
     let mut container = 0u32;
     let mut nonempty = if geometry.levels > 1 { near_load(bitmap.container(1, 0)) } else { 1 };
     let mut bits = 0u64;
-    // Objects of the class in the blocks walked so far, modulo `parts`: the rank of the next
-    // block's first object.
-    let mut seen = 0u32;
     loop {
         while bits != 0 {
             let index = container * 64 + bits.trailing_zeros();
@@ -413,22 +410,18 @@ pub(crate) fn for_each_allocated_in(
             let addr = block_address(blocks_at, block_bytes, index);
             let header = crate::heap::block_at(addr);
             let all = near_load(&header.alloc) & near_load(&header.handed) & objects_mask;
-            if parts > 1 {
-                // The block's objects of ranks `first`, `first + parts`, ... in the block.
-                let first = part.wrapping_sub(seen) & (parts - 1);
-                seen = seen.wrapping_add(all.count_ones());
-                if first != part || all != objects_mask {
-                    let (count, mut rank) = (all.count_ones(), first);
-                    while rank < count {
-                        let slot = crate::reduce::select_bit(all, rank);
-                        f(RawHandle::new(kept_whole(addr), slot, objects, class));
-                        rank += parts;
-                    }
-                    continue;
+            if parts > 1 && all != objects_mask {
+                // A block with free slots: its objects of ranks `part`, `part + parts`, ...
+                let (count, mut rank) = (all.count_ones(), part);
+                while rank < count {
+                    let slot = crate::reduce::select_bit(all, rank);
+                    f(RawHandle::new(kept_whole(addr), slot, objects, class));
+                    rank += parts;
                 }
+                continue;
             }
-            // A full block aligned to the parts (or one part): the part's objects are its slots
-            // `part`, `part + parts`, ...
+            // A full block (or one part): the part's objects are its slots `part`,
+            // `part + parts`, ...
             let slots = all >> part & every;
             // A method that declared the class's blocks dense (`#[parallel(lanes = L, dense)]`),
             // where a part of a block is at most 8 slots (64 objects on 8 lanes), their count a
