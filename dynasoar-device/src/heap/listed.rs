@@ -335,8 +335,9 @@ pub(crate) fn for_each_allocated(heap: &Heap<'_>, class: u8, shape: ClassShape, 
 /// slots each part gets the same number of the block's objects, give or take one.
 ///
 /// Where `shape.ranked` is a ranked list of the class (a launch of a method with lanes, see
-/// `heap::ranked`), the part is read from it: the same objects, each block's padded to a
-/// multiple of `parts`, without a visit to every block. Else the class's blocks are walked.
+/// `heap::ranked`) and the method did not declare its classes dense, the part is read from
+/// it: the same objects, each block's padded to a multiple of `parts`, without a visit to
+/// every block. Else the class's blocks are walked.
 ///
 /// The walk over the blocks is what a lane pays per block, for the few objects of its part
 /// there (4 of 64 with 16 lanes), so it is kept short and holds few registers: the bitmaps are
@@ -348,7 +349,7 @@ pub(crate) fn for_each_allocated(heap: &Heap<'_>, class: u8, shape: ClassShape, 
 /// allocator's geometry as constants took n-body 4.21 -> 4.14 s, and each slot from a 32-bit
 /// word instead of a 64-bit count of trailing zeros 4.13 -> 4.10 s and collision 16.67 ->
 /// 16.26 s: docs/results/2026-11-27-s3/.) A full block is walked by its slots, one with free
-/// slots by rank, a [`select_bit`](crate::reduce::select_bit) per object. A launch
+/// slots by dropping the objects of other parts from its bitmap. A launch
 /// that creates or frees no object of the class sees exactly its objects (what earlier
 /// launches wrote is visible at the launch's start); in one that does, an object created or
 /// freed meanwhile may or may not be seen, as `device_do` documents.
@@ -383,7 +384,10 @@ pub(crate) fn for_each_allocated_in(
     let part = part & (parts - 1);
     let (objects_mask, every) = (!preset_mask(objects), crate::reduce::part_mask(parts, 0));
     let block_bytes = if shape.block_bytes != 0 { shape.block_bytes } else { heap_block_bytes };
+    // A method that declared its classes dense walks their blocks: it expects them full, where
+    // the walk is faster than the list (its kernel then holds no code for the list).
     if parts > 1
+        && !shape.dense
         && let Some(ranked) = super::ranked::Ranked::of(shape.ranked, class, parts)
     {
         let address = |index: u32| kept_whole(block_address(blocks_at, block_bytes, index));
@@ -411,12 +415,13 @@ pub(crate) fn for_each_allocated_in(
             let header = crate::heap::block_at(addr);
             let all = near_load(&header.alloc) & near_load(&header.handed) & objects_mask;
             if parts > 1 && all != objects_mask {
-                // A block with free slots: its objects of ranks `part`, `part + parts`, ...
-                let (count, mut rank) = (all.count_ones(), part);
-                while rank < count {
-                    let slot = crate::reduce::select_bit(all, rank);
-                    f(RawHandle::new(kept_whole(addr), slot, objects, class));
-                    rank += parts;
+                // A block with free slots: its objects of ranks `part`, `part + parts`, ...,
+                // found by dropping the lowest objects of `rest` (fewer registers than a select
+                // per object, which spilled in n-body's force loop at its cap of 48).
+                let mut rest = drop_lowest(all, part);
+                while rest != 0 {
+                    f(RawHandle::new(kept_whole(addr), rest.trailing_zeros(), objects, class));
+                    rest = drop_lowest(rest, parts);
                 }
                 continue;
             }
@@ -479,6 +484,17 @@ pub(crate) fn for_each_allocated_in(
         nonempty &= nonempty - 1;
         bits = near_load(bitmap.container(0, container as u64));
     }
+}
+
+/// `bits` less its lowest `count` set bits (all of them where it has no more).
+#[inline(always)]
+fn drop_lowest(bits: u64, count: u32) -> u64 {
+    let (mut bits, mut count) = (bits, count);
+    while count > 0 && bits != 0 {
+        bits &= bits - 1;
+        count -= 1;
+    }
+    bits
 }
 
 /// The most positions of a part that a dense walk visits one copy each of (see
