@@ -306,12 +306,14 @@ impl<A: AllocatorSpec> Device<A> {
     /// the objects in the same places, float sums are identical on the GPU and the CPU
     /// backend. Without `lanes` (L = 1) it is a fold in `device_do` order. On the GPU, a
     /// launch with lanes reads each lane's part of the launch's own class from a list of its
-    /// objects that the runtime builds before the launch, so a class whose objects left its
-    /// blocks sparse costs its objects, not its blocks.
+    /// objects that the runtime builds before the launch where the class's blocks have free
+    /// slots, so a class whose objects left its blocks sparse costs its objects, not its
+    /// blocks.
     ///
-    /// With `#[parallel(lanes = L, dense)]` each lane visits its slot positions of a full block
-    /// one by one (where a lane's part is at most 8 slots) when it walks the blocks: the same
-    /// objects in the same order.
+    /// With `#[parallel(lanes = L, dense)]` (for classes whose blocks are full) the parts are
+    /// by slot instead (in DynaSOAr's heap, the objects in slots `s` with `s % L == part`; in
+    /// full blocks the same parts), and each lane walks the blocks, visiting its slot
+    /// positions of a block one by one (where a lane's part is at most 8 slots).
     ///
     /// `fold` should only compute: the L threads of an object run everything else in the
     /// method alike, so its writes to `this` store the same values, but side effects in `fold`
@@ -352,7 +354,7 @@ impl<A: AllocatorSpec> Device<A> {
             while classes != 0 {
                 let class = classes.trailing_zeros() as u8;
                 classes &= classes - 1;
-                self.store.for_each_object_parted(class, lanes, |part, raw| {
+                self.store.for_each_object_parted(class, self.shape(class), lanes, |part, raw| {
                     let acc = &mut accs[part as usize];
                     // SAFETY: see above.
                     *acc = fold(*acc, unsafe { Obj::from_raw(raw) }, unsafe { T::load(raw) });

@@ -137,12 +137,18 @@ pub unsafe trait ObjectStore: Copy + 'static {
 
     /// Call `f(part, object)` on every object of concrete class `class`, in the order of
     /// [`for_each_object`](Self::for_each_object), with its part of `parts` as
-    /// [`for_each_object_part`](Self::for_each_object_part) assigns it (the CPU backend's
-    /// `device_reduce`, which folds every part in one thread).
+    /// [`for_each_object_part`](Self::for_each_object_part) assigns it with `shape` (the CPU
+    /// backend's `device_reduce`, which folds every part in one thread).
     #[inline(always)]
-    fn for_each_object_parted(&self, class: u8, parts: u32, mut f: impl FnMut(u32, RawHandle)) {
+    fn for_each_object_parted(
+        &self,
+        class: u8,
+        shape: ClassShape,
+        parts: u32,
+        mut f: impl FnMut(u32, RawHandle),
+    ) {
         let mut i = 0u32;
-        self.for_each_object(class, ClassShape::UNKNOWN, |raw| {
+        self.for_each_object(class, shape, |raw| {
             f(i & (parts - 1), raw);
             i = i.wrapping_add(1);
         });
@@ -220,18 +226,21 @@ unsafe impl ObjectStore for Heap<'static> {
         listed::for_each_allocated_in(self, class, shape, parts, part, f);
     }
 
-    /// The heap's parts are ranks in a block: the `k`-th object of a block (in slot order) is
-    /// in part `k % parts`, as the GPU's walks split them (`listed::for_each_allocated_in`): a
-    /// full block's slots `s % parts == part`, and a block with free slots shared evenly.
+    /// The heap's parts are ranks, the `i`-th object in part `i % parts`, or with
+    /// `shape.dense` slots, slot `s` in part `s % parts`, as the GPU's walks split them
+    /// (`listed::for_each_allocated_in`).
     #[inline(always)]
-    fn for_each_object_parted(&self, class: u8, parts: u32, mut f: impl FnMut(u32, RawHandle)) {
-        let (mut block, mut rank) = (u64::MAX, 0u32);
-        listed::for_each_allocated(self, class, ClassShape::UNKNOWN, |raw| {
-            if raw.block_addr() != block {
-                (block, rank) = (raw.block_addr(), 0);
-            }
-            f(rank & (parts - 1), raw);
-            rank += 1;
+    fn for_each_object_parted(
+        &self,
+        class: u8,
+        shape: ClassShape,
+        parts: u32,
+        mut f: impl FnMut(u32, RawHandle),
+    ) {
+        let mut rank = 0u32;
+        listed::for_each_allocated(self, class, shape, |raw| {
+            f(if shape.dense { raw.slot() } else { rank } & (parts - 1), raw);
+            rank = rank.wrapping_add(1);
         });
     }
 
@@ -339,7 +348,13 @@ unsafe impl<A: ObjectStore, B: ObjectStore> ObjectStore for Either<A, B> {
     }
 
     #[inline(always)]
-    fn for_each_object_parted(&self, class: u8, parts: u32, f: impl FnMut(u32, RawHandle)) {
-        either!(self, s => s.for_each_object_parted(class, parts, f))
+    fn for_each_object_parted(
+        &self,
+        class: u8,
+        shape: ClassShape,
+        parts: u32,
+        f: impl FnMut(u32, RawHandle),
+    ) {
+        either!(self, s => s.for_each_object_parted(class, shape, parts, f))
     }
 }

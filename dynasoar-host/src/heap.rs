@@ -142,15 +142,15 @@ impl DeviceHeap {
         Ok(Some(buffer))
     }
 
-    /// Queue the building of `class`'s ranked list for `lanes` parts (for the launches of
-    /// methods with as many lanes that follow, until objects of the class are created or
-    /// freed); its address, or null where the heap keeps none (see [`DeviceHeap`]).
-    pub fn rank(&self, exec: &Executor, class: u8, lanes: u32) -> Result<RankedPtr> {
+    /// Queue the building of `class`'s ranked list (for the launches of methods with lanes
+    /// that follow, until objects of the class are created or freed); its address, or null
+    /// where the heap keeps none (see [`DeviceHeap`]).
+    pub fn rank(&self, exec: &Executor, class: u8) -> Result<RankedPtr> {
         let list = self.ranked_ptr();
         if list.is_null() {
             return Ok(list);
         }
-        let params = RankParams { heap: self.ptr(), list: list.cast(), class: class as u32, parts: lanes };
+        let params = RankParams { heap: self.ptr(), list: list.cast(), class: class as u32, _reserved: 0 };
         // One warp per tile, up to whole waves (then warps stride over the tiles).
         let tiles = self.config.num_blocks.div_ceil(TILE_BLOCKS as u64) as usize;
         let most = exec.wave_grid(&HEAP_RANK_COUNT, THREADS)?.total_threads();
@@ -166,10 +166,10 @@ impl DeviceHeap {
         self.ranked.as_ref().map_or(DevPtr::null(), |b| b.ptr().cast())
     }
 
-    /// The heap's ranked list as the device last wrote it: the class it lists, the parts its
-    /// blocks are padded to and its entries (`block index * 64 + slot` in heap order, padding
-    /// `u32::MAX`); `None` where it lists none. Waits for queued work.
-    pub fn ranked_list(&self, exec: &Executor) -> Result<Option<(u8, u32, Vec<u32>)>> {
+    /// The heap's ranked list as the device last wrote it: the class it lists and its entries
+    /// (`block index * 64 + slot`, in heap order); `None` where it lists none. Waits for queued
+    /// work.
+    pub fn ranked_list(&self, exec: &Executor) -> Result<Option<(u8, Vec<u32>)>> {
         let Some(buffer) = &self.ranked else { return Ok(None) };
         let words = exec.read(buffer, 0, 4)?;
         let header = RankedHeader { class: words[0], count: words[1], capacity: words[2], tiles: words[3] };
@@ -178,7 +178,7 @@ impl DeviceHeap {
         }
         let first = 4 + 2 * header.tiles as usize;
         let entries = exec.read(buffer, first, header.count as usize)?;
-        Ok(Some((header.class as u8, header.class >> 8, entries)))
+        Ok(Some((header.class as u8, entries)))
     }
 
     /// Free every object: the heap is as new.

@@ -156,12 +156,12 @@ pub trait HostStore: Send + Sync + Any {
         Ok(())
     }
 
-    /// Before a launch of a method with `lanes` over `class`: the address of the store's
-    /// ranked list of `class` for `lanes` parts (`dynasoar_device::heap::ranked`), queued to be
-    /// built anew first if `build`; null where the store keeps none (its `device_reduce` walks
-    /// find the parts themselves).
-    fn ranked_list(&self, exec: &Executor, class: u8, lanes: u32, build: bool) -> Result<RankedPtr> {
-        let _ = (exec, class, lanes, build);
+    /// Before a launch of a method with lanes over `class`: the address of the store's ranked
+    /// list of `class` (`dynasoar_device::heap::ranked`), queued to be built anew first if
+    /// `build`; null where the store keeps none (its `device_reduce` walks find the parts
+    /// themselves).
+    fn ranked_list(&self, exec: &Executor, class: u8, build: bool) -> Result<RankedPtr> {
+        let _ = (exec, class, build);
         Ok(DevPtr::null())
     }
 
@@ -239,8 +239,8 @@ impl HostStore for DeviceHeap {
         self.enumerate(exec, class)
     }
 
-    fn ranked_list(&self, exec: &Executor, class: u8, lanes: u32, build: bool) -> Result<RankedPtr> {
-        if build { self.rank(exec, class, lanes) } else { Ok(self.ranked_ptr()) }
+    fn ranked_list(&self, exec: &Executor, class: u8, build: bool) -> Result<RankedPtr> {
+        if build { self.rank(exec, class) } else { Ok(self.ranked_ptr()) }
     }
 
     fn listing_state(&self) -> u64 {

@@ -1,30 +1,26 @@
 //! `device_reduce` on lanes: every animal's chain over the cats equals the one computed on the
-//! host from the cats' places in the heap (the `k`-th cat of a block in part `k % lanes`, each
-//! part folded in heap order, parts combined as a tree, lower part first), on the CPU backend
-//! and on the GPU, where a method with `lanes = 8` runs each animal on 8 threads: for the cats'
-//! own launch from the ranked list of the cats (built again after kittens are born), for the
-//! dogs' by a walk over the cats' blocks. A method with lanes cannot create objects.
+//! host from the cats' places in the heap (the `i`-th cat in heap order in part `i % lanes`,
+//! or with `dense` the cat in slot `s` in part `s % lanes`; each part folded in heap order,
+//! parts combined as a tree, lower part first), on the CPU backend and on the GPU, where a
+//! method with `lanes = 8` runs each animal on 8 threads: for the cats' own launch from the
+//! ranked list of the cats (built again after kittens are born), for the dogs' by a walk over
+//! the cats' blocks. A method with lanes cannot create objects.
 
 use dynasoar::host::{Error, Runtime};
 use dynasoar_models::semantics::{Animal, Cat, Registry, Zoo, chain_combine, chain_step};
 use dynasoar_tests::{cpu_runtime, gpu_runtime};
 
-/// The chain of `cats` (handles and ids) with `lanes` parts, as `device_reduce` defines it.
-fn expected_chain(cats: &[(u64, u32)], lanes: u32) -> u32 {
+/// The chain of `cats` (handles and ids) with `lanes` parts, as `device_reduce` defines it:
+/// by rank, or `by_slot` (a method declared `dense`).
+fn expected_chain(cats: &[(u64, u32)], lanes: u32, by_slot: bool) -> u32 {
     let mut sorted = cats.to_vec();
     // `device_do` order: blocks in address order, slots in order (the handle's low bits).
     sorted.sort_by_key(|&(raw, _)| raw);
     let mut parts = vec![1u32; lanes as usize];
-    let (mut block, mut rank) = (u64::MAX, 0);
-    for &(raw, id) in &sorted {
-        // The `rank`-th cat of its block.
-        let here = dynasoar::RawHandle(raw).block_addr();
-        if here != block {
-            (block, rank) = (here, 0);
-        }
-        let part = &mut parts[rank % lanes as usize];
+    for (rank, &(raw, id)) in sorted.iter().enumerate() {
+        let slot = dynasoar::RawHandle(raw).slot() as usize;
+        let part = &mut parts[if by_slot { slot } else { rank } % lanes as usize];
         *part = chain_step(*part, id);
-        rank += 1;
     }
     let mut d = parts.len() / 2;
     while d > 0 {
@@ -49,11 +45,13 @@ fn chains_match(rt: &Runtime<Zoo>) {
         let cats: Vec<(u64, u32)> =
             rt.collect_with_handles::<Cat>().unwrap().iter().map(|(h, c)| (h.raw().0, c.base.id)).collect();
         assert_eq!(cats.len(), cats_now);
-        for (method, lanes) in
-            [(Animal::chain_cats, 8), (Animal::chain_cats_dense, 8), (Animal::chain_cats_one_lane, 1)]
-        {
+        for (method, lanes, by_slot) in [
+            (Animal::chain_cats, 8, false),
+            (Animal::chain_cats_dense, 8, true),
+            (Animal::chain_cats_one_lane, 1, false),
+        ] {
             rt.parallel_do(method).unwrap();
-            let expect = expected_chain(&cats, lanes);
+            let expect = expected_chain(&cats, lanes, by_slot);
             let animals = rt.collect::<Animal>().unwrap();
             assert_eq!(animals.len(), 300 + cats_now);
             let wrong: Vec<(u32, u32)> =
@@ -64,9 +62,17 @@ fn chains_match(rt: &Runtime<Zoo>) {
                 &wrong[..wrong.len().min(5)]
             );
         }
-        // The two lane counts split the cats differently: the chains differ, so the check
-        // above tells them apart.
-        assert_ne!(expected_chain(&cats, 8), expected_chain(&cats, 1));
+        // The lane counts split the cats differently, and rank and slot do where some cat's
+        // rank and slot differ modulo 8: then the chains differ, so the check above tells the
+        // ways apart.
+        assert_ne!(expected_chain(&cats, 8, false), expected_chain(&cats, 1, false));
+        let mut raws: Vec<u64> = cats.iter().map(|c| c.0).collect();
+        raws.sort();
+        let apart =
+            raws.iter().enumerate().any(|(r, &raw)| r % 8 != dynasoar::RawHandle(raw).slot() as usize % 8);
+        assert_eq!(expected_chain(&cats, 8, false) != expected_chain(&cats, 8, true), apart, "round {round}");
+        // With every other cat gone, rank and slot are apart.
+        assert!(apart || round == 1, "round 0 has cats whose rank and slot differ");
     }
 }
 

@@ -451,7 +451,9 @@ fn bitmap_alloc_parts_agree_with_the_parted_walk() {
     let check = |store: &BitmapStore, what: &str| {
         for parts in [1u32, 2, 8, 32] {
             let mut parted = vec![Vec::new(); parts as usize];
-            store.for_each_object_parted(cat, parts, |part, raw| parted[part as usize].push(raw.0));
+            store.for_each_object_parted(cat, ClassShape::UNKNOWN, parts, |part, raw| {
+                parted[part as usize].push(raw.0)
+            });
             assert_eq!(parted.iter().map(Vec::len).sum::<usize>(), store_count(store, cat), "{what}");
             for part in 0..parts {
                 let mut own = Vec::new();
@@ -489,7 +491,9 @@ fn aos_store_parts_agree_with_the_parted_walk() {
     assert_eq!(all.len(), 37);
     for parts in [1u32, 2, 8, 32] {
         let mut parted = vec![Vec::new(); parts as usize];
-        store.for_each_object_parted(cat, parts, |part, raw| parted[part as usize].push(raw.0));
+        store.for_each_object_parted(cat, ClassShape::UNKNOWN, parts, |part, raw| {
+            parted[part as usize].push(raw.0)
+        });
         for part in 0..parts {
             let mut own = Vec::new();
             store.for_each_object_part(cat, ClassShape::UNKNOWN, parts, part, |raw| own.push(raw.0));

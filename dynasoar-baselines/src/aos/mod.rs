@@ -474,7 +474,13 @@ unsafe impl ObjectStore for AosStore {
     }
 
     #[inline(always)]
-    fn for_each_object_parted(&self, class: u8, parts: u32, f: impl FnMut(u32, RawHandle)) {
+    fn for_each_object_parted(
+        &self,
+        class: u8,
+        _shape: ClassShape,
+        parts: u32,
+        f: impl FnMut(u32, RawHandle),
+    ) {
         self.for_each_live_parted(class, parts, f);
     }
 }

@@ -682,17 +682,17 @@ mod tests {
 
     /// `device_do`'s and `device_reduce`'s walk (`for_each_allocated_in`) visits the objects
     /// of the live bitmaps in block order and, in a block, in slot order, for each part the
-    /// objects of in-block rank `k % parts == part`, with or without the allocator's shape, and
-    /// with it in the dense form too (40 or 64 objects on 8, 16 or 32 parts), and from a ranked
-    /// list built by the three kernels (on grids of one and of several warps; a list of the
-    /// other class, or padded to other parts, is not read): the order the folds of
+    /// objects of rank `r % parts == part` (rank in the class), with or without the allocator's
+    /// shape, and from a ranked list built by the three kernels (on grids of one and of several
+    /// warps; a list of the other class is not read); in the dense form (40 or 64 objects on 8,
+    /// 16 or 32 parts) the objects of slot `s % parts == part`: the order the folds of
     /// `device_reduce` depend on (the CPU backend and the GPU must agree bit for bit).
     #[test]
     fn the_walk_visits_objects_in_block_and_slot_order() {
         use crate::block::ClassShape;
         use crate::handle::RawHandle;
         use crate::heap::listed::for_each_allocated_in;
-        use crate::heap::ranked::{NO_OBJECT, NOT_RANKED, RankedHeader, listed_as, ranked_words};
+        use crate::heap::ranked::{NOT_RANKED, RankedHeader, ranked_words};
         // 1, 2, 3 and 4 levels, sparse (empty containers of level 1) to dense (all but a few
         // blocks full: not listed).
         for (blocks, seed) in [(50u64, 5u64), (3000, 6), (40_000, 7), (270_000, 8)] {
@@ -716,106 +716,81 @@ mod tests {
                 let h = heap.heap();
                 for class in [0u8, 1] {
                     let n = CLASSES[class as usize];
-                    // Each block's objects, in block order.
-                    let mut by_block: Vec<(u32, Vec<RawHandle>)> = Vec::new();
+                    let (mut all, mut free) = (Vec::new(), 0u32);
                     for i in 0..blocks {
                         if h.allocated(class).get(i) {
                             let b = h.block(i);
                             let objects = b.alloc.load() & b.handed.load() & !preset_mask(n);
-                            let raws = (0..64)
-                                .filter(|s| objects >> s & 1 == 1)
-                                .map(|slot| RawHandle::new(h.block_addr(i), slot, n, class));
-                            by_block.push((i as u32, raws.collect()));
+                            free += n - objects.count_ones();
+                            for slot in (0..64).filter(|s| objects >> s & 1 == 1) {
+                                all.push(RawHandle::new(h.block_addr(i), slot, n, class));
+                            }
                         }
                     }
-                    let free: u32 = by_block.iter().map(|(_, r)| n - r.len() as u32).sum();
-                    let part_of = |parts: u32, part: u32| -> Vec<RawHandle> {
-                        let ranked = by_block.iter().flat_map(|(_, r)| r.iter().enumerate());
-                        ranked.filter(|(k, _)| *k as u32 % parts == part).map(|(_, raw)| *raw).collect()
-                    };
                     let exact =
                         ClassShape { objects: n, block_bytes: BLOCK_BYTES as u32, ..ClassShape::UNKNOWN };
                     let dense = ClassShape { dense: true, ..exact };
+                    let mut shapes = vec![ClassShape::UNKNOWN, exact, dense];
+                    // The ranked list of the class, built on two grids, and one of the other
+                    // class, which the walk must not read as this one's. (Fewer on the largest
+                    // heap: the test runs in debug builds.)
+                    let builds = [(3, 5, class), (1, 1, class), (2, 3, 1 - class)];
                     let mut lists = Vec::new();
-                    for parts in [1u32, 2, 4, 8, 16, 32] {
-                        let mut shapes = vec![ClassShape::UNKNOWN, exact, dense];
-                        // The ranked list of the class for these parts, built on two grids;
-                        // one of the other class and one for other parts, which the walk must
-                        // not read as this one's.
-                        let padded: Vec<u32> = by_block
-                            .iter()
-                            .flat_map(|(index, raws)| {
-                                let entries = raws.iter().map(move |r| index << 6 | r.slot());
-                                entries.chain(core::iter::repeat_n(
-                                    NO_OBJECT,
-                                    (parts as usize - raws.len() % parts as usize) % parts as usize,
-                                ))
-                            })
-                            .collect();
-                        // (Lists on 2, 8 and 32 parts, and fewer of them on the largest heap:
-                        // the test runs in debug builds.)
-                        let builds = [
-                            (3, 5, class, parts),
-                            (1, 1, class, parts),
-                            (2, 3, 1 - class, parts),
-                            (1, 2, class, parts * 2),
-                        ];
-                        let built = if ![2, 8, 32].contains(&parts) {
-                            0
-                        } else if blocks > 40_000 {
-                            1
-                        } else {
-                            4
+                    for &(grid_blocks, threads, listed) in &builds[..if blocks > 40_000 { 1 } else { 3 }] {
+                        let header = RankedHeader::new(blocks, 64 * blocks as u32);
+                        let mut memory = vec![0u32; ranked_words(&header)];
+                        // SAFETY: the memory starts with room for the header.
+                        unsafe { (memory.as_mut_ptr() as *mut RankedHeader).write(header) };
+                        let list = DevPtr::from_addr(memory.as_ptr() as u64);
+                        let params = RankParams {
+                            heap: DevPtr::from_addr(heap.base),
+                            list,
+                            class: listed as u32,
+                            _reserved: 0,
                         };
-                        for &(grid_blocks, threads, listed, listed_parts) in &builds[..built] {
-                            let header = RankedHeader::new(blocks, 64 * blocks as u32);
-                            let mut memory = vec![0u32; ranked_words(&header)];
-                            // SAFETY: the memory starts with room for the header.
-                            unsafe { (memory.as_mut_ptr() as *mut RankedHeader).write(header) };
-                            let list = DevPtr::from_addr(memory.as_ptr() as u64);
-                            let heap_at = DevPtr::from_addr(heap.base);
-                            let params =
-                                RankParams { heap: heap_at, list, class: listed as u32, parts: listed_parts };
-                            launch(heap_rank_count, params, grid_blocks, threads);
-                            launch(heap_rank_scan, params, 1, 1);
-                            launch(heap_rank_write, params, grid_blocks, threads);
-                            if (listed, listed_parts) == (class, parts) {
-                                let sparse = free >= n;
-                                let want = if sparse { listed_as(class, parts) } else { NOT_RANKED };
-                                let what =
-                                    format!("{blocks} blocks, {density}/1000, class {class}, {parts} parts");
-                                assert_eq!(
-                                    (memory[0], memory[1]),
-                                    (want, padded.len() as u32),
-                                    "{what}: header"
-                                );
-                                if sparse {
-                                    let entries = &memory[4 + 2 * header.tiles as usize..][..padded.len()];
-                                    assert_eq!(entries, padded, "{what}: entries");
-                                }
+                        launch(heap_rank_count, params, grid_blocks, threads);
+                        launch(heap_rank_scan, params, 1, 1);
+                        launch(heap_rank_write, params, grid_blocks, threads);
+                        if listed == class {
+                            let sparse = free >= n;
+                            let what = format!("{blocks} blocks, {density}/1000, class {class}");
+                            let want = if sparse { class as u32 } else { NOT_RANKED };
+                            assert_eq!((memory[0], memory[1]), (want, all.len() as u32), "{what}: header");
+                            if sparse {
+                                let entries = &memory[4 + 2 * header.tiles as usize..][..all.len()];
+                                let want: Vec<u32> = all
+                                    .iter()
+                                    .map(|r| {
+                                        (h.block_index(r.block_addr(), BLOCK_BYTES) as u32) << 6 | r.slot()
+                                    })
+                                    .collect();
+                                assert_eq!(entries, want, "{what}: entries");
                             }
-                            shapes.push(ClassShape { ranked: list.addr(), ..exact });
-                            lists.push(memory);
                         }
-                        let wants: Vec<Vec<RawHandle>> =
-                            (0..parts).map(|part| part_of(parts, part)).collect();
-                        for shape in shapes {
+                        shapes.push(ClassShape { ranked: list.addr(), ..exact });
+                        lists.push(memory);
+                    }
+                    for parts in [1u32, 2, 4, 8, 16, 32] {
+                        for shape in &shapes {
                             for part in 0..parts {
                                 let mut seen = Vec::new();
-                                for_each_allocated_in(&h, class, shape, parts, part, |raw| seen.push(raw));
+                                for_each_allocated_in(&h, class, *shape, parts, part, |raw| seen.push(raw));
+                                let want: Vec<RawHandle> = all
+                                    .iter()
+                                    .enumerate()
+                                    .filter(|(r, raw)| if shape.dense { raw.slot() } else { *r as u32 } % parts == part)
+                                    .map(|(_, raw)| *raw)
+                                    .collect();
                                 assert_eq!(
-                                    seen, wants[part as usize],
+                                    seen, want,
                                     "{blocks} blocks, {density}/1000, class {class}, {shape:?}, part {part} of {parts}"
                                 );
                             }
                         }
                     }
-                    // A list with no room for the class's entries lists nothing.
-                    if !by_block.is_empty() && free >= n {
-                        let small = RankedHeader::new(
-                            blocks,
-                            by_block.iter().map(|(_, r)| r.len() as u32).sum::<u32>() - 1,
-                        );
+                    // A list with no room for the class's objects lists nothing.
+                    if !all.is_empty() && free >= n {
+                        let small = RankedHeader::new(blocks, all.len() as u32 - 1);
                         let mut memory = vec![0u32; ranked_words(&small)];
                         // SAFETY: as above.
                         unsafe { (memory.as_mut_ptr() as *mut RankedHeader).write(small) };
@@ -824,7 +799,7 @@ mod tests {
                             heap: DevPtr::from_addr(heap.base),
                             list,
                             class: class as u32,
-                            parts: 1,
+                            _reserved: 0,
                         };
                         launch(heap_rank_count, params, 1, 1);
                         launch(heap_rank_scan, params, 1, 1);

@@ -329,15 +329,15 @@ pub(crate) fn for_each_allocated(heap: &Heap<'_>, class: u8, shape: ClassShape, 
 }
 
 /// [`for_each_allocated`] restricted to part `part` of `parts` (a `device_reduce` lane's
-/// part; `parts` a power of two up to 32, `part < parts`): in each block, the objects of rank
-/// `k` with `k % parts == part`, where an object's rank is the number of the block's objects
-/// in lower slots. In a full block those are the slots `s % parts == part`; in one with free
-/// slots each part gets the same number of the block's objects, give or take one.
+/// part; `parts` a power of two up to 32, `part < parts`): the objects of rank `r` with
+/// `r % parts == part`, where an object's rank is the number of the class's objects before it
+/// in this walk's order (blocks by index, slots in a block); with `shape.dense` (a method that
+/// declared its classes dense) the objects in slots `s % parts == part` instead. In full blocks
+/// both are the same objects.
 ///
 /// Where `shape.ranked` is a ranked list of the class (a launch of a method with lanes, see
-/// `heap::ranked`) and the method did not declare its classes dense, the part is read from
-/// it: the same objects, each block's padded to a multiple of `parts`, without a visit to
-/// every block. Else the class's blocks are walked.
+/// `heap::ranked`) and the parts are by rank, the part is read from it: its objects only,
+/// without a visit to every block. Else the class's blocks are walked.
 ///
 /// The walk over the blocks is what a lane pays per block, for the few objects of its part
 /// there (4 of 64 with 16 lanes), so it is kept short and holds few registers: the bitmaps are
@@ -348,8 +348,8 @@ pub(crate) fn for_each_allocated(heap: &Heap<'_>, class: u8, shape: ClassShape, 
 /// collision's `device_do`, 76 instead of 66 registers, ran as fast. Its 32-bit state with the
 /// allocator's geometry as constants took n-body 4.21 -> 4.14 s, and each slot from a 32-bit
 /// word instead of a 64-bit count of trailing zeros 4.13 -> 4.10 s and collision 16.67 ->
-/// 16.26 s: docs/results/2026-11-27-s3/.) A full block is walked by its slots, one with free
-/// slots by dropping the objects of other parts from its bitmap. A launch
+/// 16.26 s: docs/results/2026-11-27-s3/.) By rank, a full block is walked by its slots, one
+/// with free slots by dropping the objects of other parts from its bitmap. A launch
 /// that creates or frees no object of the class sees exactly its objects (what earlier
 /// launches wrote is visible at the launch's start); in one that does, an object created or
 /// freed meanwhile may or may not be seen, as `device_do` documents.
@@ -384,12 +384,11 @@ pub(crate) fn for_each_allocated_in(
     let part = part & (parts - 1);
     let (objects_mask, every) = (!preset_mask(objects), crate::reduce::part_mask(parts, 0));
     let block_bytes = if shape.block_bytes != 0 { shape.block_bytes } else { heap_block_bytes };
-    // A method that declared its classes dense walks their blocks: it expects them full, where
-    // the walk is faster than the list (its kernel then holds no code for the list).
-    if parts > 1
-        && !shape.dense
-        && let Some(ranked) = super::ranked::Ranked::of(shape.ranked, class, parts)
-    {
+    // A method that declared its classes dense splits them by slot and walks their blocks (it
+    // expects them full, where the walk is faster than a list; its kernel holds no code for
+    // the list and none for ranks).
+    let by_rank = parts > 1 && !shape.dense;
+    if by_rank && let Some(ranked) = super::ranked::Ranked::of(shape.ranked, class) {
         let address = |index: u32| kept_whole(block_address(blocks_at, block_bytes, index));
         ranked.for_each_in_part(parts, part, address, objects, class, f);
         return;
@@ -407,6 +406,8 @@ pub(crate) fn for_each_allocated_in(
     let mut container = 0u32;
     let mut nonempty = if geometry.levels > 1 { near_load(bitmap.container(1, 0)) } else { 1 };
     let mut bits = 0u64;
+    // By rank: the class's objects in the blocks walked so far, modulo `parts`.
+    let mut seen = 0u32;
     loop {
         while bits != 0 {
             let index = container * 64 + bits.trailing_zeros();
@@ -414,26 +415,31 @@ pub(crate) fn for_each_allocated_in(
             let addr = block_address(blocks_at, block_bytes, index);
             let header = crate::heap::block_at(addr);
             let all = near_load(&header.alloc) & near_load(&header.handed) & objects_mask;
-            if parts > 1 && all != objects_mask {
-                // A block with free slots: its objects of ranks `part`, `part + parts`, ...,
-                // found by dropping the lowest objects of `rest` (fewer registers than a select
-                // per object, which spilled in n-body's force loop at its cap of 48).
-                let mut rest = drop_lowest(all, part);
-                while rest != 0 {
-                    f(RawHandle::new(kept_whole(addr), rest.trailing_zeros(), objects, class));
-                    rest = drop_lowest(rest, parts);
+            // The block's first object of the part: in its slot order, by rank `first`.
+            let mut first = part;
+            if by_rank {
+                first = part.wrapping_sub(seen) & (parts - 1);
+                seen = seen.wrapping_add(all.count_ones());
+                if all != objects_mask {
+                    // A block with free slots: its objects of ranks `first`, `first + parts`,
+                    // ... in the block, found by dropping the lowest objects of `rest`.
+                    let mut rest = drop_lowest(all, first);
+                    while rest != 0 {
+                        f(RawHandle::new(kept_whole(addr), rest.trailing_zeros(), objects, class));
+                        rest = drop_lowest(rest, parts);
+                    }
+                    continue;
                 }
-                continue;
             }
-            // A full block (or one part): the part's objects are its slots `part`,
-            // `part + parts`, ...
-            let slots = all >> part & every;
+            // A full block by rank, or any block by slot: the part's objects are in its slots
+            // `first`, `first + parts`, ...
+            let slots = all >> first & every;
             // A method that declared the class's blocks dense (`#[parallel(lanes = L, dense)]`),
             // where a part of a block is at most 8 slots (64 objects on 8 lanes), their count a
             // constant of the kernel: one copy of the visit per position, each testing its
             // slot's bit, so no slot is found by a count of trailing zeros and the block's bits
-            // are not gathered. Same objects, same order as the loop below (with lanes, only
-            // full blocks come here; docs/performance-log.md, "A lane's walk unrolled").
+            // are not gathered. Same objects, same order as the loop below (docs/performance-log.md,
+            // "A lane's walk unrolled").
             if shape.dense && shape.objects != 0 && parts > 1 && objects <= UNROLLED_POSITIONS * parts {
                 if slots == 0 {
                     continue;
@@ -459,7 +465,7 @@ pub(crate) fn for_each_allocated_in(
             } else {
                 (crate::reduce::gather_every(slots, parts), 0)
             };
-            let mut base = part;
+            let mut base = first;
             loop {
                 while word != 0 {
                     let slot = base + word.trailing_zeros() * parts;

@@ -2,29 +2,29 @@
 //! one 32-bit entry each, built before a launch of a method with lanes so that its
 //! `device_reduce` finds each lane's objects without walking the class's blocks.
 //!
-//! A `device_reduce` on L lanes splits each block's objects into L parts by rank: the object
-//! with `k` of the block's objects in lower slots is in part `k % L`. The walk over the class's
-//! blocks (`listed::for_each_allocated_in`) finds a lane's objects of each block from the
-//! block's bitmaps, so every lane pays a visit per block however few objects it holds, and
-//! where a class's objects die (collision's bodies merge: 586 of 40,000 left in 380 blocks at
-//! the end) most of the walk is visits. The list holds each block's objects in slot order,
-//! padded with [`NO_OBJECT`] entries to a multiple of L, so that lane `j` of a group reads
-//! entries `j`, `j + L`, ...: its part of every block, without the blocks.
+//! A `device_reduce` on L lanes (of a method not declared `dense`) splits a class's objects
+//! into L parts by rank: the object with `r` objects of the class before it in heap order is
+//! in part `r % L`. The walk over the class's blocks (`listed::for_each_allocated_in`) finds a
+//! lane's objects of each block from the block's bitmaps, so every lane pays a visit per block
+//! however few objects it holds, and where a class's objects die (collision's bodies merge:
+//! 586 of 40,000 left in 380 blocks at the end) most of the walk is visits. The list holds
+//! objects only: lane `j` of a group reads entries `j`, `j + L`, ..., and every lane of the
+//! group gets the same count, give or take one. The list does not depend on L.
 //!
 //! A method with lanes creates and frees nothing (the macro refuses it), so the heap holds
 //! still during its launch, and a list built just before it is exact for the whole launch.
 //! Three kernels build it on a quiescent heap (stream order), over tiles of [`TILE_BLOCKS`]
-//! blocks, one warp per tile: [`heap_rank_count`] counts each tile's entries and free slots,
+//! blocks, one warp per tile: [`heap_rank_count`] counts each tile's objects and free slots,
 //! [`heap_rank_scan`] (one warp) turns the counts into each tile's first entry, and
 //! [`heap_rank_write`] writes the entries. The list is left empty ([`NOT_RANKED`]) where its
 //! entries would not fit, and where the class's blocks have fewer free slots than one block
 //! holds objects: there the walk over the blocks, which visits each full block's part slot by
-//! slot with no entry to load, is the faster one (n-body's 20,000 bodies in 313 blocks). Either
-//! way the parts are the same objects in the same order.
+//! slot with no entry to load, is the faster one. Either way the parts are the same objects in
+//! the same order.
 //!
-//! The host keeps one list, of the class and lane count of the last launch that needed one,
-//! and passes its address with the launch (`DoParams::ranked`); it builds the list again after
-//! any launch that may have created or freed objects of the class.
+//! The host keeps one list, of the class of the last launch with lanes, and passes its address
+//! with the launch (`DoParams::ranked`); it builds the list again after any launch that may
+//! have created or freed objects of the class.
 
 use dynasoar_macros::kernel;
 
@@ -41,15 +41,6 @@ pub const TILE_BLOCKS: u32 = 512;
 /// [`RankedHeader::class`] of a list that holds no class.
 pub const NOT_RANKED: u32 = u32::MAX;
 
-/// [`RankedHeader::class`] of a list of `class` padded to multiples of `parts`.
-#[inline(always)]
-pub const fn listed_as(class: u8, parts: u32) -> u32 {
-    class as u32 | parts << 8
-}
-
-/// An entry that pads a block's objects to a multiple of the parts.
-pub const NO_OBJECT: u32 = u32::MAX;
-
 /// Most blocks a heap may have for its objects to be listed: an entry is the block's index
 /// times 64 plus the slot, and every count (at most 64 per block) is below 2^31.
 pub const MAX_RANKED_BLOCKS: u64 = 1 << 25;
@@ -59,10 +50,9 @@ pub const MAX_RANKED_BLOCKS: u64 = 1 << 25;
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RankedHeader {
-    /// The class listed and the parts its blocks are padded to ([`listed_as`]), or
-    /// [`NOT_RANKED`].
+    /// The class listed, or [`NOT_RANKED`].
     pub class: u32,
-    /// Entries listed (the objects and the padding).
+    /// Objects listed.
     pub count: u32,
     /// Room for entries.
     pub capacity: u32,
@@ -74,7 +64,7 @@ pub struct RankedHeader {
 unsafe impl Plain for RankedHeader {}
 
 impl RankedHeader {
-    /// The header of an empty list with room for `capacity` entries in a heap of `num_blocks`.
+    /// The header of an empty list with room for `capacity` objects in a heap of `num_blocks`.
     pub const fn new(num_blocks: u64, capacity: u32) -> Self {
         RankedHeader { class: NOT_RANKED, count: 0, capacity, tiles: tiles_for(num_blocks) }
     }
@@ -100,9 +90,7 @@ pub struct RankParams {
     pub list: DevPtr<RankedHeader>,
     /// The class to list.
     pub class: u32,
-    /// The parts (the launch's lanes, a power of two from 2 to 32) each block's objects are
-    /// padded to a multiple of.
-    pub parts: u32,
+    pub _reserved: u32,
 }
 // SAFETY: `repr(C)` plain data.
 // Kernel parameters: not offered to users as examples of plain types in diagnostics.
@@ -205,22 +193,22 @@ fn quiet(word: &crate::arch::atomic::Atomic64) -> u64 {
     unsafe { word.as_ptr().read() }
 }
 
-/// Count each tile's entries of `p.class` (each block's objects rounded up to a multiple of
-/// `p.parts`) into the list's counts, and its blocks' free slots into the first entries,
-/// which the scan reads before it writes them (one warp per tile, any grid of whole warps).
+/// Count each tile's objects of `p.class` into the list's counts, and its blocks' free slots
+/// into the first entries, which the scan reads before it writes them (one warp per tile, any
+/// grid of whole warps).
 #[kernel(crate = crate, name = "dynasoar_heap_rank_count")]
 pub fn heap_rank_count(p: RankParams) {
     // SAFETY: the host launches this on an initialised heap, between other kernels.
     let heap = unsafe { Heap::from_ptr(p.heap.as_ptr()) };
     let (parts, h) = Parts::of(p.list);
     let class = p.class as u8;
-    let (objects, padding) = (heap.class_objects(class), padding(p.parts));
+    let objects = heap.class_objects(class);
     let warps = (arch::global_thread_count() / arch::WARP_SIZE as usize) as u32;
     let mut tile = arch::global_warp_id() as u32;
     while tile < h.tiles {
         let (mut entries, mut free) = (0u32, 0u32);
         for_each_round(&heap, class, tile, |_, bits, listed| {
-            entries += (bits.count_ones() + padding) & !padding;
+            entries += bits.count_ones();
             free += if listed { objects - bits.count_ones() } else { 0 };
         });
         let (entries, free) = (warp_sum(entries), warp_sum(free));
@@ -235,15 +223,8 @@ pub fn heap_rank_count(p: RankParams) {
     }
 }
 
-/// `parts - 1` for a valid part count (`parts` clamped to 1..=32, a power of two): a count
-/// rounded up to a multiple of `parts` is `(count + padding) & !padding`.
-#[inline(always)]
-fn padding(parts: u32) -> u32 {
-    parts.clamp(1, crate::reduce::MAX_LANES).next_power_of_two() - 1
-}
-
 /// Turn the tiles' counts into their first entries and write the list's header: the class
-/// if its entries fit and its blocks have at least one block's worth of free slots, else
+/// if its objects fit and its blocks have at least one block's worth of free slots, else
 /// [`NOT_RANKED`] (see the module documentation). The first warp of the grid does it all: each
 /// lane sums a run of the tiles.
 #[kernel(crate = crate, name = "dynasoar_heap_rank_scan")]
@@ -281,46 +262,38 @@ pub fn heap_rank_scan(p: RankParams) {
     }
     if lane == 0 {
         let sparse = free >= heap.class_objects(p.class as u8);
-        let class =
-            if total <= h.capacity && sparse { listed_as(p.class as u8, p.parts) } else { NOT_RANKED };
+        let class = if total <= h.capacity && sparse { p.class } else { NOT_RANKED };
         // SAFETY: one thread writes the header; the next kernel reads it.
         unsafe { parts.header.write(RankedHeader { class, count: total, ..h }) };
     }
 }
 
-/// Write the entries of `p.class` (`index * 64 + slot`, in heap order, each block's padded
-/// with [`NO_OBJECT`] to a multiple of `p.parts`) from each tile's first entry, if the scan
-/// listed the class (one warp per tile, any grid of whole warps).
+/// Write the entries of `p.class` (`index * 64 + slot`, in heap order) from each tile's first
+/// entry, if the scan listed the class (one warp per tile, any grid of whole warps).
 #[kernel(crate = crate, name = "dynasoar_heap_rank_write")]
 pub fn heap_rank_write(p: RankParams) {
     // SAFETY: the host launches this on an initialised heap, between other kernels.
     let heap = unsafe { Heap::from_ptr(p.heap.as_ptr()) };
     let (parts, h) = Parts::of(p.list);
-    if h.class != listed_as(p.class as u8, p.parts) {
+    if h.class != p.class {
         return;
     }
-    let padding = padding(p.parts);
     let warps = (arch::global_thread_count() / arch::WARP_SIZE as usize) as u32;
     let mut tile = arch::global_warp_id() as u32;
     while tile < h.tiles {
         // SAFETY: `tile < tiles`, written by the scan.
         let mut first = unsafe { parts.firsts.add(tile as usize).read() };
         for_each_round(&heap, p.class as u8, tile, |index, objects, _| {
-            let count = (objects.count_ones() + padding) & !padding;
+            let count = objects.count_ones();
             let inclusive = warp_inclusive_sum(count);
-            let (mut at, end) = (first + inclusive - count, first + inclusive);
+            let mut at = first + inclusive - count;
             let mut bits = objects;
-            // SAFETY (both loops): the scan found `total <= capacity` entries in all, and
-            // these are this block's, from its first to the next block's: inside the list,
-            // each written once.
             while bits != 0 {
                 let slot = bits.trailing_zeros();
                 bits &= bits - 1;
+                // SAFETY: the scan found `total <= capacity` objects in all, and this entry is
+                // below this tile's first plus its count: inside the list, written once.
                 unsafe { parts.entries.add(at as usize).write(index << 6 | slot) };
-                at += 1;
-            }
-            while at < end {
-                unsafe { parts.entries.add(at as usize).write(NO_OBJECT) };
                 at += 1;
             }
             first += arch::shfl_u32(u32::MAX, inclusive, arch::WARP_SIZE - 1);
@@ -338,19 +311,19 @@ pub(crate) struct Ranked {
 
 impl Ranked {
     /// The ranked list at `list` (the address a launch with lanes received; 0 for none), if it
-    /// lists `class` padded to multiples of `parts`.
+    /// lists `class`.
     #[inline(always)]
-    pub(crate) fn of(list: u64, class: u8, parts: u32) -> Option<Self> {
+    pub(crate) fn of(list: u64, class: u8) -> Option<Self> {
         if list == 0 {
             return None;
         }
         let (memory, h) = Parts::of(DevPtr::from_addr(list));
-        (h.class == listed_as(class, parts)).then_some(Ranked { entries: memory.entries, count: h.count })
+        (h.class == class as u32).then_some(Ranked { entries: memory.entries, count: h.count })
     }
 
-    /// Call `f` on the objects of part `part` of `parts` (entries `part`, `part + parts`, ...,
-    /// less the padding; `parts` the list's), with each handle built as the block walk builds it
-    /// (the address of block `index` from `block_address`, N objects per block, `class`).
+    /// Call `f` on the objects of part `part` of `parts` (the objects of rank `part`,
+    /// `part + parts`, ...), with each handle built as the block walk builds it (the address of
+    /// block `index` from `block_address`, N objects per block, `class`).
     #[inline(always)]
     pub(crate) fn for_each_in_part(
         self,
@@ -374,9 +347,7 @@ impl Ranked {
         loop {
             let ahead = rank + parts;
             let next = load(ahead.min(count - 1));
-            if entry != NO_OBJECT {
-                f(RawHandle::new(block_address(entry >> 6), entry & 63, n, class));
-            }
+            f(RawHandle::new(block_address(entry >> 6), entry & 63, n, class));
             if ahead >= count {
                 break;
             }

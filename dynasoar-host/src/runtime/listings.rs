@@ -18,10 +18,10 @@ pub(super) struct Listings {
     /// means that something else ran since (a `parallel_new`, a `collect`, an app's own
     /// kernel), and no list is trusted.
     writes: u64,
-    /// The class and lanes whose ranked list (built before a launch of a method with lanes) is
-    /// still right, if any: the store keeps one list, and a launch that may create or free
-    /// objects of the class makes it wrong, as it does the class's enumeration list.
-    ranked: Option<(u8, u32)>,
+    /// The class whose ranked list (built before a launch of a method with lanes) is still
+    /// right, if any: the store keeps one list, and a launch that may create or free objects of
+    /// the class makes it wrong, as it does the class's enumeration list.
+    ranked: Option<u8>,
 }
 
 impl Listings {
@@ -57,19 +57,19 @@ impl Listings {
     /// are no longer right.
     pub(super) fn changed(&mut self, classes: u64) {
         self.current &= !classes;
-        if self.ranked.is_some_and(|(c, _)| classes & (1 << c) != 0) {
+        if self.ranked.is_some_and(|c| classes & (1 << c) != 0) {
             self.ranked = None;
         }
     }
 
-    /// Whether the store's ranked list is `class`'s for `lanes` and still right.
-    pub(super) fn ranked(&self, class: u8, lanes: u32) -> bool {
-        self.ranked == Some((class, lanes))
+    /// Whether the store's ranked list is `class`'s and still right.
+    pub(super) fn ranked(&self, class: u8) -> bool {
+        self.ranked == Some(class)
     }
 
-    /// The store's ranked list is now `class`'s for `lanes`.
-    pub(super) fn set_ranked(&mut self, class: u8, lanes: u32) {
-        self.ranked = Some((class, lanes));
+    /// The store's ranked list is now `class`'s.
+    pub(super) fn set_ranked(&mut self, class: u8) {
+        self.ranked = Some(class);
     }
 
     /// This runtime's `parallel_do` is done: remember [`Executor::device_writes`] after it.

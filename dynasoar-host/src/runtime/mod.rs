@@ -184,19 +184,17 @@ impl<A: AllocatorSpec> Runtime<A> {
                 _ => (kernel, Pick { streaming: false, timed: false }),
             };
             // A method with lanes on the GPU reads its `device_reduce` parts of the launched
-            // class from the store's ranked list, built anew unless it still lists the class for
-            // as many lanes.
-            let lanes = method.lanes();
-            let ranked = if lanes > 1 && self.exec.kind() == BackendKind::Cuda {
-                if listings.as_ref().is_some_and(|l| l.ranked(id, lanes)) {
-                    self.store.ranked_list(&self.exec, id, lanes, false)?
+            // class from the store's ranked list, built anew unless it still lists the class.
+            let ranked = if method.lanes() > 1 && self.exec.kind() == BackendKind::Cuda {
+                if listings.as_ref().is_some_and(|l| l.ranked(id)) {
+                    self.store.ranked_list(&self.exec, id, false)?
                 } else {
                     let list = self.timed(Phase::Rank(class.name), chained, || {
-                        self.store.ranked_list(&self.exec, id, lanes, true)
+                        self.store.ranked_list(&self.exec, id, true)
                     })?;
                     chained = true;
                     if let Some(l) = &mut listings {
-                        l.set_ranked(id, lanes);
+                        l.set_ranked(id);
                     }
                     list
                 }
