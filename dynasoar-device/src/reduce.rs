@@ -9,11 +9,14 @@
 //! combines the L accumulators with shuffles.
 //!
 //! The result is the same on the GPU and on the CPU backend, bit for bit, whatever the float
-//! operations: the parts are fixed by the store (in the heap, the objects in slots `s` with
-//! `s % L == part`), each part is folded in the order a `device_do` visits its objects, and the
-//! L partial results are combined as a tree, lower part first: with `L = 4`,
+//! operations: the parts are fixed by the store (in the heap, the `r`-th object of the class in
+//! the order a `device_do` visits them is in part `r % L`; for a method declared `dense`, the
+//! objects in slots `s` with `s % L == part`), each part is folded in that order, and the L
+//! partial results are combined as a tree, lower part first: with `L = 4`,
 //! `combine(combine(p0, p2), combine(p1, p3))`. The CPU backend, whose warps have one lane,
-//! folds all L parts in one thread and combines them with the same tree.
+//! folds all L parts in one thread and combines them with the same tree. On the GPU a lane
+//! reads its part of the launch's class from the heap's ranked list where the runtime built one
+//! (`heap::ranked`), else it walks the class's blocks.
 
 #[cfg(target_arch = "nvptx64")]
 use core::mem::{MaybeUninit, size_of};

@@ -104,9 +104,10 @@ pub fn soa_class(args: TokenStream, input: TokenStream) -> TokenStream {
 ///   `dev.device_reduce` splits the objects it folds (for loops over every other object, such
 ///   as a force sum); such a method creates and frees nothing;
 /// - `dense`, with `lanes`: the classes the method's `device_reduce` folds fill their blocks
-///   (their objects are seldom freed), so each lane visits its slot positions of a block one
-///   by one instead of searching the block's bits. Same objects, same order, same results;
-///   faster for full blocks (n-body), slower where free slots are scattered (collision).
+///   (their objects are seldom freed), so its parts are by slot (the same as by rank in full
+///   blocks) and each lane walks the blocks, visiting its slot positions of a block one by one
+///   instead of reading a list of the objects; faster for full blocks (n-body), slower where
+///   objects die (collision).
 #[proc_macro_attribute]
 pub fn soa_methods(args: TokenStream, input: TokenStream) -> TokenStream {
     methods::soa_methods(args.into(), input.into()).unwrap_or_else(syn::Error::into_compile_error).into()

@@ -474,7 +474,9 @@ mod tests {
 
     use super::*;
     use crate::arch::{LaunchCoords, with_launch_coords};
-    use crate::heap::ranked::{RankParams, heap_rank_count, heap_rank_scan, heap_rank_write};
+    use crate::heap::ranked::{
+        RankParams, RankedHeader, heap_rank_count, heap_rank_scan, heap_rank_write, ranked_words,
+    };
     use crate::heap::{CHANGED_BOTH, HeapConfig, HeapPlan};
     use crate::rand::Rng;
 
@@ -546,6 +548,21 @@ mod tests {
             block.alloc.store(objects | reserved | preset);
             block.handed.store(!reserved);
             heap.mark_changed(class, 0);
+        }
+
+        /// Build the ranked list of `class` in new memory whose header is `header`, on a grid of
+        /// `blocks` x `threads` (the scan on one thread); the memory.
+        fn rank(&self, header: RankedHeader, class: u8, blocks: u32, threads: u32) -> Vec<u32> {
+            let mut memory = vec![0u32; ranked_words(&header)];
+            // SAFETY: the memory starts with room for the header.
+            unsafe { (memory.as_mut_ptr() as *mut RankedHeader).write(header) };
+            let list = DevPtr::from_addr(memory.as_ptr() as u64);
+            let params =
+                RankParams { heap: DevPtr::from_addr(self.base), list, class: class as u32, _reserved: 0 };
+            launch(heap_rank_count, params, blocks, threads);
+            launch(heap_rank_scan, params, 1, 1);
+            launch(heap_rank_write, params, blocks, threads);
+            memory
         }
 
         /// Enumerate `class` in `form` on a grid of `blocks` x `threads`; the listed blocks
@@ -692,7 +709,7 @@ mod tests {
         use crate::block::ClassShape;
         use crate::handle::RawHandle;
         use crate::heap::listed::for_each_allocated_in;
-        use crate::heap::ranked::{NOT_RANKED, RankedHeader, ranked_words};
+        use crate::heap::ranked::NOT_RANKED;
         // 1, 2, 3 and 4 levels, sparse (empty containers of level 1) to dense (all but a few
         // blocks full: not listed).
         for (blocks, seed) in [(50u64, 5u64), (3000, 6), (40_000, 7), (270_000, 8)] {
@@ -738,19 +755,7 @@ mod tests {
                     let mut lists = Vec::new();
                     for &(grid_blocks, threads, listed) in &builds[..if blocks > 40_000 { 1 } else { 3 }] {
                         let header = RankedHeader::new(blocks, 64 * blocks as u32);
-                        let mut memory = vec![0u32; ranked_words(&header)];
-                        // SAFETY: the memory starts with room for the header.
-                        unsafe { (memory.as_mut_ptr() as *mut RankedHeader).write(header) };
-                        let list = DevPtr::from_addr(memory.as_ptr() as u64);
-                        let params = RankParams {
-                            heap: DevPtr::from_addr(heap.base),
-                            list,
-                            class: listed as u32,
-                            _reserved: 0,
-                        };
-                        launch(heap_rank_count, params, grid_blocks, threads);
-                        launch(heap_rank_scan, params, 1, 1);
-                        launch(heap_rank_write, params, grid_blocks, threads);
+                        let memory = heap.rank(header, listed, grid_blocks, threads);
                         if listed == class {
                             let sparse = free >= n;
                             let what = format!("{blocks} blocks, {density}/1000, class {class}");
@@ -767,7 +772,7 @@ mod tests {
                                 assert_eq!(entries, want, "{what}: entries");
                             }
                         }
-                        shapes.push(ClassShape { ranked: list.addr(), ..exact });
+                        shapes.push(ClassShape { ranked: memory.as_ptr() as u64, ..exact });
                         lists.push(memory);
                     }
                     for parts in [1u32, 2, 4, 8, 16, 32] {
@@ -791,19 +796,7 @@ mod tests {
                     // A list with no room for the class's objects lists nothing.
                     if !all.is_empty() && free >= n {
                         let small = RankedHeader::new(blocks, all.len() as u32 - 1);
-                        let mut memory = vec![0u32; ranked_words(&small)];
-                        // SAFETY: as above.
-                        unsafe { (memory.as_mut_ptr() as *mut RankedHeader).write(small) };
-                        let list = DevPtr::from_addr(memory.as_ptr() as u64);
-                        let params = RankParams {
-                            heap: DevPtr::from_addr(heap.base),
-                            list,
-                            class: class as u32,
-                            _reserved: 0,
-                        };
-                        launch(heap_rank_count, params, 1, 1);
-                        launch(heap_rank_scan, params, 1, 1);
-                        launch(heap_rank_write, params, 1, 1);
+                        let memory = heap.rank(small, class, 1, 1);
                         assert_eq!(memory[0], NOT_RANKED, "an overfull list lists nothing");
                         assert!(
                             memory[4 + 2 * small.tiles as usize..].iter().all(|&e| e == 0),
