@@ -11,8 +11,8 @@ use dynasoar_device::heap::kernels::{
     InitParams, StatsParams,
 };
 use dynasoar_device::heap::ranked::{
-    HEAP_RANK_COUNT, HEAP_RANK_SCAN, HEAP_RANK_WRITE, MAX_RANKED_BLOCKS, NOT_RANKED, RankParams,
-    RankedHeader, TILE_BLOCKS, ranked_words,
+    HEAP_RANK_COUNT, HEAP_RANK_SCAN, HEAP_RANK_WRITE, MAX_RANKED_BLOCKS, RankParams, RankedHeader,
+    ranked_words, tiles_for,
 };
 use dynasoar_device::heap::{
     CHANGED_BOTH, Heap, HeapConfig, HeapHeader, HeapPlan, HeapStateWords, PlanError, STATE_OFFSET, errors,
@@ -152,7 +152,7 @@ impl DeviceHeap {
         }
         let params = RankParams { heap: self.ptr(), list: list.cast(), class: class as u32, _reserved: 0 };
         // One warp per tile, up to whole waves (then warps stride over the tiles).
-        let tiles = self.config.num_blocks.div_ceil(TILE_BLOCKS as u64) as usize;
+        let tiles = tiles_for(self.config.num_blocks) as usize;
         let most = exec.wave_grid(&HEAP_RANK_COUNT, THREADS)?.total_threads();
         let grid = Grid::for_elements((tiles * 32).min(most), THREADS);
         exec.launch(&HEAP_RANK_COUNT, grid, params)?;
@@ -164,21 +164,6 @@ impl DeviceHeap {
     /// The address of the heap's ranked list memory (null where it keeps none).
     pub fn ranked_ptr(&self) -> RankedPtr {
         self.ranked.as_ref().map_or(DevPtr::null(), |b| b.ptr().cast())
-    }
-
-    /// The heap's ranked list as the device last wrote it: the class it lists and its entries
-    /// (`block index * 64 + slot`, in heap order); `None` where it lists none. Waits for queued
-    /// work.
-    pub fn ranked_list(&self, exec: &Executor) -> Result<Option<(u8, Vec<u32>)>> {
-        let Some(buffer) = &self.ranked else { return Ok(None) };
-        let words = exec.read(buffer, 0, 4)?;
-        let header = RankedHeader { class: words[0], count: words[1], capacity: words[2], tiles: words[3] };
-        if header.class == NOT_RANKED {
-            return Ok(None);
-        }
-        let first = 4 + 2 * header.tiles as usize;
-        let entries = exec.read(buffer, first, header.count as usize)?;
-        Ok(Some((header.class as u8, entries)))
     }
 
     /// Free every object: the heap is as new.

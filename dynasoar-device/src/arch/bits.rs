@@ -34,14 +34,19 @@ pub fn lowest_set_bits(bits: u64, k: u32) -> u64 {
 #[cfg(not(target_arch = "nvptx64"))]
 #[inline(always)]
 pub fn lowest_set_bits(bits: u64, k: u32) -> u64 {
-    let mut rest = bits;
-    for _ in 0..k {
-        if rest == 0 {
-            break;
-        }
+    bits & !clear_lowest_set_bits(bits, k)
+}
+
+/// `bits` less its lowest `k` set bits (0 if it has no more than `k`), one cleared bit per
+/// step.
+#[inline(always)]
+pub fn clear_lowest_set_bits(bits: u64, k: u32) -> u64 {
+    let (mut rest, mut k) = (bits, k);
+    while k > 0 && rest != 0 {
         rest &= rest - 1;
+        k -= 1;
     }
-    bits & !rest
+    rest
 }
 
 /// Position of a set bit of `bits`, searching from a rotation of `seed`: the first set bit at or

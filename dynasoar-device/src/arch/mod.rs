@@ -36,7 +36,7 @@ pub use host::{LaunchCoords, NO_HINT, place_hint, run_blocks, set_place_hint, wi
 #[cfg(target_arch = "nvptx64")]
 pub(crate) use nvptx::report_panic_and_trap;
 
-pub use bits::{lowest_set_bits, nth_set_bit, ones_from, rotate_find};
+pub use bits::{clear_lowest_set_bits, lowest_set_bits, nth_set_bit, ones_from, rotate_find};
 pub use imp::{
     WARP_SIZE, activemask, ballot, block_dim, block_idx, clock64, fence, grid_dim, lane_id, lanemask_lt,
     match_any, nanosleep, prefetch_l2, shfl_u32, sm_id, thread_idx, trap, warp_slot,

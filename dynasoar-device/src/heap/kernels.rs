@@ -404,7 +404,7 @@ pub fn heap_enumerate_blocks(p: EnumerateParams) {
 
 /// A plain load of an atomic word, for kernels that run while no other thread changes it.
 #[inline(always)]
-fn quiet_load(word: &crate::arch::atomic::Atomic64) -> u64 {
+pub(super) fn quiet_load(word: &crate::arch::atomic::Atomic64) -> u64 {
     // SAFETY: `word` is a live, aligned u64; callers guarantee no concurrent writer.
     unsafe { word.as_ptr().read() }
 }

@@ -422,11 +422,11 @@ pub(crate) fn for_each_allocated_in(
                 seen = seen.wrapping_add(all.count_ones());
                 if all != objects_mask {
                     // A block with free slots: its objects of ranks `first`, `first + parts`,
-                    // ... in the block, found by dropping the lowest objects of `rest`.
-                    let mut rest = drop_lowest(all, first);
+                    // ... in the block, found by clearing the lowest objects of `rest`.
+                    let mut rest = arch::clear_lowest_set_bits(all, first);
                     while rest != 0 {
                         f(RawHandle::new(kept_whole(addr), rest.trailing_zeros(), objects, class));
-                        rest = drop_lowest(rest, parts);
+                        rest = arch::clear_lowest_set_bits(rest, parts);
                     }
                     continue;
                 }
@@ -490,17 +490,6 @@ pub(crate) fn for_each_allocated_in(
         nonempty &= nonempty - 1;
         bits = near_load(bitmap.container(0, container as u64));
     }
-}
-
-/// `bits` less its lowest `count` set bits (all of them where it has no more).
-#[inline(always)]
-fn drop_lowest(bits: u64, count: u32) -> u64 {
-    let (mut bits, mut count) = (bits, count);
-    while count > 0 && bits != 0 {
-        bits &= bits - 1;
-        count -= 1;
-    }
-    bits
 }
 
 /// The most positions of a part that a dense walk visits one copy each of (see

@@ -31,6 +31,7 @@ use dynasoar_macros::kernel;
 use crate::arch;
 use crate::block::preset_mask;
 use crate::handle::RawHandle;
+use crate::heap::kernels::quiet_load;
 use crate::heap::{Heap, HeapHeader};
 use crate::{DevPtr, Plain};
 
@@ -163,7 +164,7 @@ fn for_each_round(heap: &Heap<'_>, class: u8, tile: u32, mut f: impl FnMut(u32, 
     let blocks = geometry.bits;
     if geometry.levels > 1 {
         let containers = TILE_BLOCKS / 64;
-        let word = quiet(allocated.container(1, (tile / (64 / containers)) as u64));
+        let word = quiet_load(allocated.container(1, (tile / (64 / containers)) as u64));
         let shift = (tile % (64 / containers)) * containers;
         if (word >> shift) & ((1u64 << containers) - 1) == 0 {
             return;
@@ -174,23 +175,16 @@ fn for_each_round(heap: &Heap<'_>, class: u8, tile: u32, mut f: impl FnMut(u32, 
     while round < TILE_BLOCKS / arch::WARP_SIZE {
         let index = tile * TILE_BLOCKS + round * arch::WARP_SIZE + arch::lane_id();
         let listed = (index as u64) < blocks
-            && quiet(allocated.container(0, (index / 64) as u64)) & (1 << (index % 64)) != 0;
+            && quiet_load(allocated.container(0, (index / 64) as u64)) & (1 << (index % 64)) != 0;
         let objects = if listed {
             let block = heap.block(index as u64);
-            quiet(&block.alloc) & quiet(&block.handed) & valid
+            quiet_load(&block.alloc) & quiet_load(&block.handed) & valid
         } else {
             0
         };
         f(index, objects, listed);
         round += 1;
     }
-}
-
-/// A plain load of an atomic word: the heap is quiescent while the list is built.
-#[inline(always)]
-fn quiet(word: &crate::arch::atomic::Atomic64) -> u64 {
-    // SAFETY: `word` is a live, aligned u64 that no thread writes during these kernels.
-    unsafe { word.as_ptr().read() }
 }
 
 /// Count each tile's objects of `p.class` into the list's counts, and its blocks' free slots
