@@ -3,11 +3,11 @@
 //!
 //! Each step runs the paper's six do-all operations:
 //!
-//! 1. `compute_force`: every body sums the gravity of all others (`device_reduce`, on 8
+//! 1. `compute_force`: every body sums the gravity of all others (`device_reduce`, on 32
 //!    threads per body);
 //! 2. `update`: every body moves under its force, bouncing off the walls of [-1, 1]^2;
 //! 3. `initialize_merge`: every body clears its merge state;
-//! 4. `prepare_merge`: every body looks (`device_reduce`, on 8 threads per body) for the
+//! 4. `prepare_merge`: every body looks (`device_reduce`, on 32 threads per body) for the
 //!    nearest *heavier* body within the merge threshold and bids for it: an atomic minimum of
 //!    the bidders' ids on the target;
 //! 5. `perform_merge`: a body whose bid won, and whose target is not itself merging into a
@@ -232,15 +232,17 @@ impl Particle {
         }
     }
 
-    /// Step 1: sum the forces of all other bodies on this one, on 8 threads per body: each sums
-    /// the forces of an eighth of the bodies, and the sums are added in a fixed order (as
+    /// Step 1: sum the forces of all other bodies on this one, on 32 threads per body (a warp):
+    /// each sums the forces of a 32nd of the bodies, and the sums are added in a fixed order (as
     /// n-body's `compute_force`; its own force is zero, as `force_on` gives for distance 0).
-    /// With this and step 4 on 8 lanes, both capped at 48 registers, the default run took
-    /// 12.3-12.6 s on an H200, against 14.7 s with one thread per body and 12.9 s on 4 lanes,
-    /// in one call (docs/results/2026-11-27-s4/packing-ab.txt); before the do-all packed each
-    /// block's live bodies onto its first lane groups, 8 lanes were no faster than one thread
-    /// per body (collision-lanes-625d1fc.txt there).
-    #[parallel(lanes = 8)]
+    /// Why 32 lanes where n-body takes 8: the bodies go from 40,000 to 27,000 in the first 50
+    /// steps and to 586 by the end. On an H200, in one call, the default run took 4.21 s on 8
+    /// lanes, 3.88 s on 16 and 3.76 s on 32 (both methods alike;
+    /// docs/results/2026-11-29-s2/lanes-ab.txt). Our reading of it, not measured: on 8 lanes
+    /// the first steps need one and a half to two waves of the GPU (27,000 bodies are 6,750
+    /// warps, where 48 registers a thread leave room for about 5,300 at once), and the last
+    /// steps leave it mostly idle, each lane walking its eighth of the bodies alone.
+    #[parallel(lanes = 32)]
     pub fn compute_force(this: Obj<Self>, dev: &Device<CollisionHeap>, p: Physics) {
         let (me, my_mass) = (this.pos(), this.mass());
         let force = dev.device_reduce::<Particle, Vec2>(
@@ -267,10 +269,11 @@ impl Particle {
         this.set_merged(false);
     }
 
-    /// Step 4: find the nearest heavier body within the threshold and bid for it, on 8 threads
-    /// per body: each finds the nearest in an eighth of the bodies, and the nearest of theirs
-    /// wins (the same body as one thread finds: the order by distance, then id, is total).
-    #[parallel(lanes = 8)]
+    /// Step 4: find the nearest heavier body within the threshold and bid for it, on 32 threads
+    /// per body (as step 1): each finds the nearest in a 32nd of the bodies, and the nearest of
+    /// theirs wins (the same body as one thread finds: the order by distance, then id, is
+    /// total).
+    #[parallel(lanes = 32)]
     pub fn prepare_merge(this: Obj<Self>, dev: &Device<CollisionHeap>, p: Physics) {
         let (me, my_mass, my_id) = (this.pos(), this.mass(), this.id());
         let (_, target) = dev.device_reduce::<Particle, (Nearest, Handle<Particle>)>(
@@ -320,7 +323,10 @@ impl Particle {
 // SOA baseline's loops over all bodies, steps 1 and 4, on `SOA_LANES` threads per index);
 // merged bodies are switched off with an `active` flag, which every loop reads.
 
-pub use crate::gravity::SOA_LANES;
+/// Threads per body of the SOA baseline's loops over all bodies, steps 1 and 4 (as the DSL
+/// version's `lanes = 32`): thread `k` of a body's group visits indices `k`, `k + 32`, ... (see
+/// [`gravity::on_soa_lanes`]).
+pub const SOA_LANES: u32 = 32;
 
 /// Structure-of-arrays storage of the baseline.
 #[repr(C)]
@@ -398,11 +404,11 @@ unsafe fn atomic_u32<'a>(ptr: *mut u32) -> &'a Atomic32 {
 // thread accesses then (see the module docs).
 
 /// SOA baseline, step 1, on [`SOA_LANES`] threads per body (the grid covers `count *
-/// SOA_LANES` threads in blocks of a multiple of 8), as n-body's SOA baseline.
+/// SOA_LANES` threads in blocks of a multiple of 32), as n-body's SOA baseline.
 #[kernel]
 pub fn collision_soa_force(b: SoaBodies) {
     let n = b.count as usize;
-    gravity::on_soa_lanes(
+    gravity::on_soa_lanes::<{ SOA_LANES as usize }, _>(
         b.count,
         // SAFETY (each closure): `i < count` and every `j < count`; see above.
         |i| unsafe { b.active.read(i) != 0 },
@@ -457,12 +463,12 @@ pub fn collision_soa_initialize_merge(b: SoaBodies) {
 }
 
 /// SOA baseline, step 4, on [`SOA_LANES`] threads per body, as step 1: each finds the nearest
-/// heavier body among every eighth, and the nearest of theirs wins (the same body as one thread
+/// heavier body among every 32nd, and the nearest of theirs wins (the same body as one thread
 /// finds: the order by distance, then id, is total).
 #[kernel]
 pub fn collision_soa_prepare_merge(b: SoaBodies) {
     let n = b.count as usize;
-    gravity::on_soa_lanes(
+    gravity::on_soa_lanes::<{ SOA_LANES as usize }, _>(
         b.count,
         // SAFETY (each closure): `i < count` and every `j < count`; see above.
         |i| unsafe { b.active.read(i) != 0 },

@@ -50,13 +50,6 @@ pub fn integrate(pos: Vec2, vel: Vec2, force: Vec2, mass: f32, dt: f32) -> (Vec2
     (pos, vel)
 }
 
-/// Threads per body of the SOA baselines' loops over all bodies (n-body's forces, collision's
-/// forces and merge search): thread `k` of a body's group visits bodies `k`, `k + 8`, `k + 16`,
-/// ..., and the 8 results are combined with shuffles in a fixed tree (the hand-written form of
-/// the DSL's `lanes = 8`: with one thread per body, 20,000 threads leave the GPU waiting on
-/// each thread's loop; issue 27's tiled CUDA kernel uses 16 threads per body).
-pub const SOA_LANES: u32 = 8;
-
 /// A result the threads of a baseline's body group exchange: shuffled word by word.
 pub trait LaneValue: Copy {
     /// This value of lane `src` of the lanes in `group` (all of them call it together).
@@ -74,15 +67,20 @@ impl LaneValue for Vec2 {
     }
 }
 
-/// For every body `i < count` with `wanted(i)`, on [`SOA_LANES`] threads: thread `k` computes
-/// `part(i, k)` (its fold over bodies `k`, `k + 8`, ...), the 8 parts are combined as the tree
-/// `combine(combine(combine(p0, p4), combine(p2, p6)), combine(combine(p1, p5), combine(p3,
-/// p7)))`, and `done(i, result)` runs on the group's first thread. The CPU backend, whose
-/// warps have one lane, computes the 8 parts in one thread and combines them in the same
-/// order, so both give the same bits. The grid covers `count * SOA_LANES` threads in blocks of
-/// a multiple of 8.
+/// For every body `i < count` with `wanted(i)`, on `LANES` threads (the SOA baselines' loops
+/// over all bodies: n-body's forces, collision's forces and merge search; the hand-written form
+/// of the DSL's `#[parallel(lanes = L)]`): thread `k` of a body's group computes `part(i, k)`
+/// (its fold over bodies `k`, `k + LANES`, ...), and the parts are combined in a fixed tree,
+/// halving: part `k` takes `combine(part k, part k + LANES / 2)`, then `k + LANES / 4`, ...
+/// (for 8 lanes `combine(combine(combine(p0, p4), combine(p2, p6)), combine(combine(p1, p5),
+/// combine(p3, p7)))`); `done(i, result)` runs on the group's first thread. The CPU backend,
+/// whose warps have one lane, computes the parts in one thread and combines them in the same
+/// order, so both give the same bits. `LANES` is a power of two up to 32; the grid covers
+/// `count * LANES` threads in blocks of a multiple of `LANES`. (With one thread per body,
+/// 20,000 threads leave the GPU waiting on each thread's loop; issue 27's tiled CUDA n-body
+/// uses 16 threads per body.)
 #[inline(always)]
-pub fn on_soa_lanes<R: LaneValue>(
+pub fn on_soa_lanes<const LANES: usize, R: LaneValue>(
     count: u32,
     wanted: impl Fn(usize) -> bool,
     part: impl Fn(usize, usize) -> R,
@@ -90,12 +88,13 @@ pub fn on_soa_lanes<R: LaneValue>(
     mut done: impl FnMut(usize, R),
 ) {
     use dynasoar::arch;
-    let lanes = SOA_LANES as usize;
+    const { assert!(LANES.is_power_of_two() && LANES <= 32) };
+    let lanes = LANES;
     let (n, stride) = (count as usize, arch::global_thread_count());
     let mut t = arch::global_thread_id();
     // Every thread of a body's group runs the same rounds and takes the same branches: the
-    // groups are aligned runs of 8 threads, both `n * 8` and the stride are multiples of 8,
-    // and `wanted` depends on the body only.
+    // groups are aligned runs of `LANES` threads, both `n * LANES` and the stride are multiples
+    // of `LANES`, and `wanted` depends on the body only.
     while t < n * lanes {
         let i = t / lanes;
         if wanted(i) {
@@ -104,8 +103,8 @@ pub fn on_soa_lanes<R: LaneValue>(
                 let k = t % lanes;
                 let mut acc = part(i, k);
                 let lane = arch::lane_id();
-                let group = 0xffu32 << (lane & !7);
-                let mut d = SOA_LANES / 2;
+                let group = (u32::MAX >> (32 - LANES)) << (lane & !(LANES as u32 - 1));
+                let mut d = LANES as u32 / 2;
                 while d > 0 {
                     // Lane `k < d` (of those still used) gets `combine(part k, part k + d)`.
                     acc = combine(acc, acc.shuffled(group, lane ^ d));
@@ -117,7 +116,7 @@ pub fn on_soa_lanes<R: LaneValue>(
             }
             #[cfg(not(target_arch = "nvptx64"))]
             if t.is_multiple_of(lanes) {
-                let mut parts: [R; SOA_LANES as usize] = core::array::from_fn(|k| part(i, k));
+                let mut parts: [R; LANES] = core::array::from_fn(|k| part(i, k));
                 let mut d = lanes / 2;
                 while d > 0 {
                     for k in 0..d {

@@ -158,7 +158,9 @@ fn each_body(count: u32, mut f: impl FnMut(usize)) {
     }
 }
 
-pub use crate::gravity::SOA_LANES;
+/// Threads per body of the SOA baseline's forces (as the DSL version's `lanes = 8`): thread
+/// `k` of a body's group visits bodies `k`, `k + 8`, ... (see [`gravity::on_soa_lanes`]).
+pub const SOA_LANES: u32 = 8;
 
 /// SOA baseline: forces, on [`SOA_LANES`] threads per body (the grid covers `count *
 /// SOA_LANES` threads in blocks of a multiple of 8), their sums added as
@@ -166,7 +168,7 @@ pub use crate::gravity::SOA_LANES;
 #[kernel]
 pub fn nbody_soa_force(b: SoaBodies) {
     let n = b.count as usize;
-    gravity::on_soa_lanes(
+    gravity::on_soa_lanes::<{ SOA_LANES as usize }, _>(
         b.count,
         |_| true,
         |i, first| {
