@@ -161,7 +161,7 @@ fn dsl_and_baselines_merge_the_same_bodies_on_cpu() {
         check_invariants(what, &cfg, o);
     }
     assert!(dsl.bodies.len() < 500, "too few merges to compare: {} bodies left", dsl.bodies.len());
-    // Each sums forces in its own order (the AOS baseline by index, the SOA baseline in 8
+    // Each sums forces in its own order (the AOS baseline by index, the SOA baseline in 32
     // strided parts, the DSL in heap order): the same merges, positions equal up to rounding.
     for (what, o) in [("dsl", &dsl), ("aos", &aos)] {
         assert_eq!(o.bodies.len(), soa.bodies.len(), "{what} vs soa: body count");
