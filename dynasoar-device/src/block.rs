@@ -203,6 +203,12 @@ pub struct ClassShape {
     /// for full blocks and slower for blocks with free slots here and there. The objects
     /// visited and their order are the same either way.
     pub dense: bool,
+    /// A lane reading its part from the launch's ranked list folds the objects two at a time (a
+    /// method declared with `#[parallel(lanes = L, pairs)]`): both entries of the next pair are
+    /// loaded before this pair is visited, so a fold without branches may load the second
+    /// object's fields while it computes with the first. The objects visited and their order
+    /// are the same either way.
+    pub pairs: bool,
     /// The address of the launch's ranked list (`heap::ranked`; a launch of a method with
     /// lanes), or 0: where it lists the class, a lane's part is read from it instead of walking
     /// the class's blocks. The same objects in the same parts either way.
@@ -211,7 +217,8 @@ pub struct ClassShape {
 
 impl ClassShape {
     /// Nothing known: the store reads what it needs.
-    pub const UNKNOWN: ClassShape = ClassShape { objects: 0, block_bytes: 0, dense: false, ranked: 0 };
+    pub const UNKNOWN: ClassShape =
+        ClassShape { objects: 0, block_bytes: 0, dense: false, pairs: false, ranked: 0 };
 }
 
 #[cfg(all(test, not(loom)))]

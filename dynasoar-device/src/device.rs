@@ -59,6 +59,9 @@ pub struct Device<A: AllocatorSpec> {
     /// Whether the method declared the classes its `device_reduce` walks dense
     /// (`#[parallel(lanes = L, dense)]`): see [`ClassShape::dense`](crate::block::ClassShape).
     dense: bool,
+    /// Whether the method declared that its `device_reduce` folds two objects of a ranked list
+    /// at a time (`#[parallel(lanes = L, pairs)]`): see [`ClassShape::pairs`](crate::block::ClassShape).
+    pairs: bool,
     /// In a launch of a method with lanes: the address of the heap's ranked list, or 0 (see
     /// [`ClassShape::ranked`](crate::block::ClassShape)).
     ranked: u64,
@@ -124,6 +127,7 @@ impl<A: AllocatorSpec> Device<A> {
             rule: FreeRule::NONE,
             lanes: 1,
             dense: false,
+            pairs: false,
             ranked: 0,
             _alloc: PhantomData,
         }
@@ -164,6 +168,15 @@ impl<A: AllocatorSpec> Device<A> {
     #[inline(always)]
     pub fn with_dense_walk(self, dense: bool) -> Self {
         Device { dense, ..self }
+    }
+
+    /// This context, for a method with `#[parallel(lanes = L, pairs)]` if `pairs`: its
+    /// [`device_reduce`](Self::device_reduce) folds the objects of a ranked list two at a time
+    /// (see [`ClassShape::pairs`](crate::block::ClassShape)).
+    #[doc(hidden)]
+    #[inline(always)]
+    pub fn with_pair_fold(self, pairs: bool) -> Self {
+        Device { pairs, ..self }
     }
 
     /// This context, in a launch of a method with lanes, with the heap's ranked list at
@@ -285,6 +298,7 @@ impl<A: AllocatorSpec> Device<A> {
             },
             block_bytes: if A::BLOCK_BYTES <= u32::MAX as u64 { A::BLOCK_BYTES as u32 } else { 0 },
             dense: self.dense,
+            pairs: self.pairs,
             ranked: self.ranked,
         }
     }

@@ -110,7 +110,12 @@ pub fn soa_class(args: TokenStream, input: TokenStream) -> TokenStream {
 ///   (their objects are seldom freed), so its parts are by slot (the same as by rank in full
 ///   blocks) and each lane walks the blocks, visiting its slot positions of a block one by one
 ///   instead of reading a list of the objects; faster for full blocks (n-body), slower where
-///   objects die (collision).
+///   objects die (collision);
+/// - `pairs`, with `lanes` (not with `dense`): where a lane reads its objects from a list, it
+///   folds them two at a time, the next two's entries loaded first, so that the second
+///   object's fields load while the fold computes with the first (same objects, same order,
+///   same results). Faster for a fold without branches (collision's force sum), slower for one
+///   that branches (collision's search for the nearest body): measure.
 #[proc_macro_attribute]
 pub fn soa_methods(args: TokenStream, input: TokenStream) -> TokenStream {
     methods::soa_methods(args.into(), input.into()).unwrap_or_else(syn::Error::into_compile_error).into()

@@ -773,6 +773,7 @@ mod tests {
                             }
                         }
                         shapes.push(ClassShape { ranked: memory.as_ptr() as u64, ..exact });
+                        shapes.push(ClassShape { ranked: memory.as_ptr() as u64, pairs: true, ..exact });
                         lists.push(memory);
                     }
                     for parts in [1u32, 2, 4, 8, 16, 32] {

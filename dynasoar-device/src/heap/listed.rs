@@ -388,7 +388,7 @@ pub(crate) fn for_each_allocated_in(
     // expects them full, where the walk is faster than a list; its kernel holds no code for
     // the list and none for ranks).
     let by_rank = parts > 1 && !shape.dense;
-    if by_rank && let Some(ranked) = super::ranked::Ranked::of(shape.ranked, class) {
+    if by_rank && let Some(ranked) = super::ranked::Ranked::of(shape, class) {
         let address = |index: u32| kept_whole(block_address(blocks_at, block_bytes, index));
         ranked.for_each_in_part(parts, part, address, objects, class, f);
         return;

@@ -29,7 +29,7 @@
 use dynasoar_macros::kernel;
 
 use crate::arch;
-use crate::block::preset_mask;
+use crate::block::{ClassShape, preset_mask};
 use crate::handle::RawHandle;
 use crate::heap::kernels::quiet_load;
 use crate::heap::{Heap, HeapHeader};
@@ -301,23 +301,30 @@ pub fn heap_rank_write(p: RankParams) {
 pub(crate) struct Ranked {
     entries: *const u32,
     count: u32,
+    /// Fold two objects at a time (see [`ClassShape::pairs`]).
+    pairs: bool,
 }
 
 impl Ranked {
-    /// The ranked list at `list` (the address a launch with lanes received; 0 for none), if it
-    /// lists `class`.
+    /// The launch's ranked list (`shape.ranked`, the address a launch with lanes received; 0
+    /// for none), if it lists `class`, walked as `shape.pairs` says.
     #[inline(always)]
-    pub(crate) fn of(list: u64, class: u8) -> Option<Self> {
-        if list == 0 {
+    pub(crate) fn of(shape: ClassShape, class: u8) -> Option<Self> {
+        if shape.ranked == 0 {
             return None;
         }
-        let (memory, h) = Parts::of(DevPtr::from_addr(list));
-        (h.class == class as u32).then_some(Ranked { entries: memory.entries, count: h.count })
+        let (memory, h) = Parts::of(DevPtr::from_addr(shape.ranked));
+        (h.class == class as u32).then_some(Ranked {
+            entries: memory.entries,
+            count: h.count,
+            pairs: shape.pairs,
+        })
     }
 
     /// Call `f` on the objects of part `part` of `parts` (the objects of rank `part`,
     /// `part + parts`, ...), with each handle built as the block walk builds it (the address of
-    /// block `index` from `block_address`, N objects per block, `class`).
+    /// block `index` from `block_address`, N objects per block, `class`); in a list walked in
+    /// pairs (see [`ClassShape::pairs`]) two at a time, in the same order.
     #[inline(always)]
     pub(crate) fn for_each_in_part(
         self,
@@ -328,20 +335,39 @@ impl Ranked {
         class: u8,
         mut f: impl FnMut(RawHandle),
     ) {
-        let (entries, count) = (self.entries, self.count);
+        let (entries, count, pairs) = (self.entries, self.count, self.pairs);
         let mut rank = part;
         if rank >= count {
             return;
         }
-        // SAFETY: `rank < count`, an entry the write kernel wrote; nothing changes the list
-        // during a launch with lanes. Plain loads, each loaded one round ahead so that its
+        // SAFETY: below `count` (clamped), entries the write kernel wrote; nothing changes the
+        // list during a launch with lanes. Plain loads, each loaded a round ahead so that its
         // latency overlaps the fold's.
-        let load = |rank: u32| unsafe { entries.add(rank as usize).read() };
+        let load = |rank: u32| unsafe { entries.add(rank.min(count - 1) as usize).read() };
+        let handle = |entry: u32| RawHandle::new(block_address(entry >> 6), entry & 63, n, class);
+        if pairs {
+            // The next pair's entries are loaded before this pair is visited. (On 32 lanes,
+            // H200: collision's `compute_force` 2.01 s against 2.18 s one at a time, its
+            // `prepare_merge`, whose fold branches, 1.65 s against 1.47 s; docs/results/
+            // 2026-11-29-s2/list-pair-c280da6.txt.)
+            let mut pair = (load(rank), load(rank + parts));
+            while rank + parts < count {
+                let ahead = rank + 2 * parts;
+                let next = (load(ahead), load(ahead + parts));
+                f(handle(pair.0));
+                f(handle(pair.1));
+                (rank, pair) = (ahead, next);
+            }
+            if rank < count {
+                f(handle(pair.0));
+            }
+            return;
+        }
         let mut entry = load(rank);
         loop {
             let ahead = rank + parts;
-            let next = load(ahead.min(count - 1));
-            f(RawHandle::new(block_address(entry >> 6), entry & 63, n, class));
+            let next = load(ahead);
+            f(handle(entry));
             if ahead >= count {
                 break;
             }

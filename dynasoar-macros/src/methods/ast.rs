@@ -24,6 +24,8 @@ pub enum Kind {
         lanes: u32,
         /// `#[parallel(lanes = L, dense)]`: the lanes walk blocks position by position.
         dense: bool,
+        /// `#[parallel(lanes = L, pairs)]`: the lanes fold a ranked list two objects at a time.
+        pairs: bool,
     },
     /// `#[parallel_new]`: `dev: &Device<A>`, `index: u64`, optional argument; returns `Self`.
     New,
@@ -123,7 +125,8 @@ fn take_attr(func: &mut ImplItemFn, name: &str) -> Option<syn::Attribute> {
 const EFFECTS_SYNTAX: &str = "#[parallel] takes the classes whose objects the method may create or \
      free, `#[parallel(creates(A, B), frees(C))]`, or the threads that run each object, \
      `#[parallel(lanes = 16)]`, with `dense` where the classes it walks fill their blocks, \
-     `#[parallel(lanes = 8, dense)]`";
+     `#[parallel(lanes = 8, dense)]`, or `pairs` where its fold has no branches, \
+     `#[parallel(lanes = 32, pairs)]`";
 
 /// What `#[parallel(..)]` says.
 pub struct Options {
@@ -133,22 +136,26 @@ pub struct Options {
     pub lanes: Option<(u32, proc_macro2::Span)>,
     /// `dense`, with its span.
     pub dense: Option<proc_macro2::Span>,
+    /// `pairs`, with its span.
+    pub pairs: Option<proc_macro2::Span>,
 }
 
 /// The options of `#[parallel(creates(..), frees(..))]` or `#[parallel(lanes = L)]`; none for
 /// `#[parallel]`.
 fn parse_options(attr: &syn::Attribute) -> syn::Result<Options> {
     if matches!(attr.meta, syn::Meta::Path(_)) {
-        return Ok(Options { declared: None, lanes: None, dense: None });
+        return Ok(Options { declared: None, lanes: None, dense: None, pairs: None });
     }
-    let (mut creates, mut frees, mut lanes, mut dense) = (None, None, None, None);
+    let (mut creates, mut frees, mut lanes, mut dense, mut pairs) = (None, None, None, None, None);
     attr.parse_nested_meta(|meta| {
-        if meta.path.is_ident("dense") {
-            if dense.is_some() {
-                return Err(meta.error("`dense` given twice; give it once"));
+        for (name, flag) in [("dense", &mut dense), ("pairs", &mut pairs)] {
+            if meta.path.is_ident(name) {
+                if flag.is_some() {
+                    return Err(meta.error(format!("`{name}` given twice; give it once")));
+                }
+                *flag = Some(meta.path.span());
+                return Ok(());
             }
-            dense = Some(meta.path.span());
-            return Ok(());
         }
         if meta.path.is_ident("lanes") {
             if lanes.is_some() {
@@ -212,7 +219,23 @@ fn parse_options(attr: &syn::Attribute) -> syn::Result<Options> {
              `device_reduce` folds: give the lanes too, `#[parallel(lanes = 8, dense)]`",
         ));
     }
-    Ok(Options { declared, lanes, dense })
+    if let Some(span) = pairs {
+        if lanes.is_none_or(|(n, _)| n == 1) {
+            return Err(syn::Error::new(
+                span,
+                "`pairs` chooses how the lanes of a method with `lanes` fold the objects their \
+                 `device_reduce` reads from a list: give the lanes too, `#[parallel(lanes = 32, pairs)]`",
+            ));
+        }
+        if dense.is_some() {
+            return Err(syn::Error::new(
+                span,
+                "`pairs` folds the objects of a list two at a time, and `dense` walks blocks \
+                 instead of a list: give one of them",
+            ));
+        }
+    }
+    Ok(Options { declared, lanes, dense, pairs })
 }
 
 /// Whether `tokens` contain the identifier `name` anywhere (also inside macro calls).
@@ -315,8 +338,8 @@ fn device_allocator(ty: &Type) -> Option<syn::Ident> {
 }
 
 fn parse_parallel(func: ImplItemFn, options: Options, class: &syn::Ident) -> syn::Result<Launchable> {
-    let Options { declared, lanes, dense } = options;
-    let (lanes, dense) = (lanes.map_or(1, |(n, _)| n), dense.is_some());
+    let Options { declared, lanes, dense, pairs } = options;
+    let (lanes, dense, pairs) = (lanes.map_or(1, |(n, _)| n), dense.is_some(), pairs.is_some());
     check_plain_fn(&func, PARALLEL_SIGNATURE)?;
     let sig = &func.sig;
     if !matches!(sig.output, ReturnType::Default) {
@@ -368,7 +391,12 @@ fn parse_parallel(func: ImplItemFn, options: Options, class: &syn::Ident) -> syn
     if let Some(this) = param_name(inputs[0]) {
         calls_without_arguments(func.block.to_token_stream(), this, &mut reads);
     }
-    Ok(Launchable { kind: Kind::Parallel { read_only, effects, reads, lanes, dense }, func, arg, allocator })
+    Ok(Launchable {
+        kind: Kind::Parallel { read_only, effects, reads, lanes, dense, pairs },
+        func,
+        arg,
+        allocator,
+    })
 }
 
 fn parse_new(func: ImplItemFn, class: &syn::Ident) -> syn::Result<Launchable> {

@@ -65,9 +65,9 @@ fn launchable(
         Kind::New => None,
     };
 
-    let (lanes, dense) = match &l.kind {
-        Kind::Parallel { lanes, dense, .. } => (*lanes, *dense),
-        Kind::New => (1, false),
+    let (lanes, dense, pairs) = match &l.kind {
+        Kind::Parallel { lanes, dense, pairs, .. } => (*lanes, *dense, *pairs),
+        Kind::New => (1, false, false),
     };
     // The body of a do-all kernel of the method, with loop `DoAll::#lp`. On the CPU backend the
     // call of the method is inlined into the do-all loop (with `run_parallel_do`'s own closure,
@@ -75,7 +75,7 @@ fn launchable(
     let do_all_body = |read_only: bool, lp: TokenStream, export: &str| {
         let this = if read_only { quote!(this.as_ref()) } else { quote!(this) };
         quote! {
-            #p::parallel::run_parallel_do::<#self_ty, #arg_ty>(params, const { #p::kernel_tag(#export) }, #effects, #p::parallel::DoAll::#lp, #lanes, #dense, #[cfg_attr(not(target_arch = "nvptx64"), inline(always))] |this, dev, arg| {
+            #p::parallel::run_parallel_do::<#self_ty, #arg_ty>(params, const { #p::kernel_tag(#export) }, #effects, #p::parallel::DoAll::#lp, #p::parallel::Lanes { lanes: #lanes, dense: #dense, pairs: #pairs }, #[cfg_attr(not(target_arch = "nvptx64"), inline(always))] |this, dev, arg| {
                 let _ = &arg;
                 <#self_ty>::#hidden(#this, dev #pass_arg)
             })
