@@ -6,6 +6,7 @@ use crate::class::{Class, Concrete};
 use crate::launch::StorePtr;
 use crate::object::{Obj, View};
 use crate::packed::Packer;
+use crate::reduce::Lanes;
 use crate::registry::{AllocatorSpec, MemberOf, Registered};
 use crate::store::ObjectStore;
 
@@ -53,15 +54,10 @@ pub struct Device<A: AllocatorSpec> {
     effects: Effects,
     /// In a `parallel_do`'s method: the classes iterated and `this` (see [`FreeRule`]).
     rule: FreeRule,
-    /// The parts a `device_reduce` splits a class into: the method's `lanes` (1 but in a
-    /// method with `#[parallel(lanes = L)]`).
-    lanes: u32,
-    /// Whether the method declared the classes its `device_reduce` walks dense
-    /// (`#[parallel(lanes = L, dense)]`): see [`ClassShape::dense`](crate::block::ClassShape).
-    dense: bool,
-    /// Whether the method declared that its `device_reduce` folds two objects of a ranked list
-    /// at a time (`#[parallel(lanes = L, pairs)]`): see [`ClassShape::pairs`](crate::block::ClassShape).
-    pairs: bool,
+    /// How a `device_reduce` splits and walks a class: the method's `#[parallel(lanes = L,
+    /// dense, pairs)]` (L parts, 1 but in a method with lanes; `dense` and `pairs` as
+    /// [`ClassShape::dense`](crate::block::ClassShape) and `pairs` say).
+    split: Lanes,
     /// In a launch of a method with lanes: the address of the heap's ranked list, or 0 (see
     /// [`ClassShape::ranked`](crate::block::ClassShape)).
     ranked: u64,
@@ -125,9 +121,7 @@ impl<A: AllocatorSpec> Device<A> {
             store: unsafe { A::Store::at(store.addr()) },
             effects: Effects::ANY,
             rule: FreeRule::NONE,
-            lanes: 1,
-            dense: false,
-            pairs: false,
+            split: Lanes::ONE,
             ranked: 0,
             _alloc: PhantomData,
         }
@@ -149,34 +143,18 @@ impl<A: AllocatorSpec> Device<A> {
         Device { effects, ..self }
     }
 
-    /// This context, for a method with `#[parallel(lanes = L)]` (`lanes` = L, a constant of its
-    /// kernel): its [`device_reduce`](Self::device_reduce) splits classes into L parts, and it
-    /// may create and free nothing (each object runs on L GPU threads, which would each do it:
-    /// [`errors::UNDECLARED_CHANGE`](crate::errors::UNDECLARED_CHANGE) instead).
+    /// This context, for a method with `#[parallel(lanes = L, dense, pairs)]` (`split`, constants
+    /// of its kernel): its [`device_reduce`](Self::device_reduce) splits classes into L parts
+    /// and walks them as `dense` and `pairs` say (see [`ClassShape`](crate::block::ClassShape)),
+    /// and with L > 1 it may create and free nothing (each object runs on L GPU threads, which
+    /// would each do it: [`errors::UNDECLARED_CHANGE`](crate::errors::UNDECLARED_CHANGE)
+    /// instead). A lane count that is not a power of two up to a warp counts as 1.
     #[doc(hidden)]
     #[inline(always)]
-    pub fn with_lanes(self, lanes: u32) -> Self {
-        let lanes = if crate::reduce::valid_lanes(lanes) { lanes } else { 1 };
+    pub fn with_split(self, split: Lanes) -> Self {
+        let lanes = if crate::reduce::valid_lanes(split.lanes) { split.lanes } else { 1 };
         let effects = if lanes > 1 { Effects::NONE } else { self.effects };
-        Device { lanes, effects, ..self }
-    }
-
-    /// This context, for a method with `#[parallel(lanes = L, dense)]` if `dense`: its
-    /// [`device_reduce`](Self::device_reduce) walks each block position by position, as suits
-    /// blocks that are full or nearly (see [`ClassShape::dense`](crate::block::ClassShape)).
-    #[doc(hidden)]
-    #[inline(always)]
-    pub fn with_dense_walk(self, dense: bool) -> Self {
-        Device { dense, ..self }
-    }
-
-    /// This context, for a method with `#[parallel(lanes = L, pairs)]` if `pairs`: its
-    /// [`device_reduce`](Self::device_reduce) folds the objects of a ranked list two at a time
-    /// (see [`ClassShape::pairs`](crate::block::ClassShape)).
-    #[doc(hidden)]
-    #[inline(always)]
-    pub fn with_pair_fold(self, pairs: bool) -> Self {
-        Device { pairs, ..self }
+        Device { split: Lanes { lanes, ..split }, effects, ..self }
     }
 
     /// This context, in a launch of a method with lanes, with the heap's ranked list at
@@ -297,8 +275,8 @@ impl<A: AllocatorSpec> Device<A> {
                 None => 0,
             },
             block_bytes: if A::BLOCK_BYTES <= u32::MAX as u64 { A::BLOCK_BYTES as u32 } else { 0 },
-            dense: self.dense,
-            pairs: self.pairs,
+            dense: self.split.dense,
+            pairs: self.split.pairs,
             ranked: self.ranked,
         }
     }
@@ -343,7 +321,7 @@ impl<A: AllocatorSpec> Device<A> {
         T: MemberOf<A>,
         R: Copy,
     {
-        let lanes = self.lanes;
+        let lanes = self.split.lanes;
         // SAFETY (both forms): the stores call back with live objects of `class`, which is-a
         // `T` (the store's contract); `T::load` reads the fields of such an object.
         #[cfg(target_arch = "nvptx64")]

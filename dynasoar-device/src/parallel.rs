@@ -15,6 +15,9 @@ use crate::object::Obj;
 use crate::registry::{AllocatorSpec, Registered};
 use crate::store::{Listing, ObjectStore};
 
+// The macro names the split `parallel::Lanes`, next to the bodies that take it.
+pub use crate::reduce::Lanes;
+
 /// A `#[parallel]` method of class `T` taking an argument of type `Arg`: what the host passes
 /// to `parallel_do` (`rt.parallel_do(Body::step)`).
 pub struct ParallelMethod<T, Arg> {
@@ -200,23 +203,6 @@ unsafe fn store_of<T: Registered>(store: StorePtr) -> <T::Alloc as AllocatorSpec
     unsafe { <T::Alloc as AllocatorSpec>::Store::at(store.addr()) }
 }
 
-/// How a method's objects run on GPU threads and how its `device_reduce` splits and walks the
-/// objects it folds: the method's `#[parallel(lanes = L, dense, pairs)]`, constants of its
-/// kernels.
-#[doc(hidden)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Lanes {
-    /// How many consecutive GPU threads run each object (1 without `lanes`), among which its
-    /// `device_reduce` splits the objects it folds (the CPU backend runs each object once and
-    /// folds the parts in that thread).
-    pub lanes: u32,
-    /// `dense`: the walk by positions (see [`ClassShape::dense`](crate::block::ClassShape)).
-    pub dense: bool,
-    /// `pairs`: a ranked list folded two objects at a time (see
-    /// [`ClassShape::pairs`](crate::block::ClassShape)).
-    pub pairs: bool,
-}
-
 /// Body of the do-all kernel of a method of class `T`: call `method` on every object of the
 /// launched concrete class (which is-a `T`), with loop `lp` (a constant of each kernel). `tag`
 /// is the kernel's [`kernel_tag`](crate::kernel_tag), a constant, as in the other bodies;
@@ -238,9 +224,7 @@ pub fn run_parallel_do<T, Arg>(
     // `p.class`, a concrete class in `T`'s subtree.
     let dev = unsafe { Device::<T::Alloc>::from_store(p.store) }
         .limited_to(effects)
-        .with_lanes(lanes)
-        .with_dense_walk(split.dense)
-        .with_pair_fold(split.pairs)
+        .with_split(split)
         .with_ranked(if lanes > 1 { p.ranked.addr() } else { 0 })
         .for_launch(tag);
     // A class without subclasses is the launched class: its objects per block are a constant

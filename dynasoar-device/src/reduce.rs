@@ -158,6 +158,28 @@ fn shfl_value<R: Copy>(mask: u32, value: R, src: u32) -> R {
     unsafe { to.value.assume_init() }
 }
 
+/// How a method's objects run on GPU threads and how its `device_reduce` splits and walks the
+/// objects it folds: the method's `#[parallel(lanes = L, dense, pairs)]`, constants of its
+/// kernels.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Lanes {
+    /// How many consecutive GPU threads run each object (1 without `lanes`), among which its
+    /// `device_reduce` splits the objects it folds (the CPU backend runs each object once and
+    /// folds the parts in that thread).
+    pub lanes: u32,
+    /// `dense`: the walk by positions (see [`ClassShape::dense`](crate::block::ClassShape)).
+    pub dense: bool,
+    /// `pairs`: a ranked list folded two objects at a time (see
+    /// [`ClassShape::pairs`](crate::block::ClassShape)).
+    pub pairs: bool,
+}
+
+impl Lanes {
+    /// One thread per object: a `device_reduce` folds everything in it, walking blocks.
+    pub const ONE: Lanes = Lanes { lanes: 1, dense: false, pairs: false };
+}
+
 /// Lanes a method's do-all kernel runs each object on in this build: its `lanes` on the GPU,
 /// 1 on the CPU backend, whose warps have one lane (it folds every part in the one thread).
 #[inline(always)]
