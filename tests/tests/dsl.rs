@@ -124,6 +124,34 @@ fn both_loops_give_the_same_results() {
     assert_eq!(on_gpu.1, plain.1);
 }
 
+/// The streaming loop visits every object once whatever the length of the class's list. With
+/// N a multiple of the warp size (here 64), each group of N threads takes a run of consecutive
+/// list positions: the counts below give runs of one or two positions and runs that end inside
+/// a chunk of 32, the last run shorter than the others and some groups without one (on an H200,
+/// whose grid has 4,224 groups; other cards split them otherwise, and the counts still cover
+/// short, long and uneven runs).
+#[test]
+fn the_streaming_loop_visits_every_object_once_on_gpu() {
+    use dynasoar::AllocatorSpec;
+    use dynasoar_models::field_bench::{Scalar, ScalarHeap, VALUES};
+    let test = "the_streaming_loop_visits_every_object_once_on_gpu";
+    for n in [1u64, 100, 64 * 4224 + 1, 64 * 4224 * 3 - 7, 64 * 4224 * 40 + 123] {
+        let heap = n.div_ceil(64) * ScalarHeap::BLOCK_BYTES + (8 << 20);
+        let Some(rt) = runtime_with_loop::<ScalarHeap>(Some(test), heap, DoAllLoop::Streaming) else {
+            return;
+        };
+        rt.parallel_new(Scalar::create, n).unwrap();
+        for _ in 0..2 {
+            rt.parallel_do(Scalar::bump).unwrap();
+        }
+        let mut xs: Vec<f32> = rt.collect::<Scalar>().unwrap().into_iter().map(|s| s.x).collect();
+        xs.sort_by(f32::total_cmp);
+        let mut want: Vec<f32> = (0..n).map(|i| (i % VALUES) as f32 + 2.0).collect();
+        want.sort_by(f32::total_cmp);
+        assert!(xs == want, "{n} objects: not every object was bumped exactly twice");
+    }
+}
+
 /// The adaptive choice times both loops on the first launches of a method and then keeps one,
 /// without changing what the method does.
 #[test]
