@@ -33,7 +33,8 @@
 //!   do-all, `parallel_new` and gather kernels.
 //! - `array`: [`DeviceArray`], arrays a model shares with its objects (atomic access);
 //!   [`totals`]: [`Totals`], counts, sums, minima and maxima that a launch reduces for the host.
-//! - [`math`], [`rand`]: bit-identical `sqrt`/`floor` on both targets (NaN payloads aside), [`math::Vec2`];
+//! - [`math`], [`rand`]: bit-identical `sqrt`/`floor` on both targets (NaN payloads aside), [`math::Vec2`],
+//!   opt-in approximate `sqrt`/division ([`math::fast`], [`math::Precision`]);
 //!   SplitMix64.
 #![no_std]
 #![cfg_attr(

@@ -9,6 +9,9 @@
 //! `sqrt(-1)`; the same holds for plain `f32` arithmetic. The tests check this module against
 //! `f64`-derived references here, and `tests/tests/math.rs` checks the GPU against the CPU
 //! backend bit for bit (any NaN matching any NaN).
+//!
+//! The one exception by choice is [`fast`] (with [`Precision`] to write a formula once for
+//! both): approximate square roots and divisions on the GPU, for methods that opt in.
 
 use crate::Plain;
 
@@ -45,6 +48,102 @@ pub fn floor(x: f32) -> f32 {
     #[cfg(not(target_arch = "nvptx64"))]
     {
         x.floor()
+    }
+}
+
+/// Approximate square root and division: the GPU's fast instructions, for methods that trade
+/// the last bits of their results for speed (an opt-in, like a C compiler's fast math, but per
+/// call and without reassociation or fused multiply-adds: everything else a formula does stays
+/// as exact as before).
+///
+/// On the GPU `sqrt` is `sqrt.approx.f32` and `div` is `div.full.f32` (PTX ISA: at most 2 ulp
+/// from the exact quotient over the whole range; `tests/tests/math.rs` measures both on the
+/// GPU), without the branches around a slow path that the correctly rounded `sqrt.rn` and
+/// `div.rn` compile to. Subnormals are kept (no flush to zero). On the CPU backend they are the
+/// correctly rounded operations, so **results differ between the backends** in the last bits,
+/// and simulations that amplify differences (n-body over thousands of steps) drift apart: check
+/// a fast run against an exact one within a tolerance, or against another fast run on the GPU,
+/// which gives the same bits for the same operations in the same order.
+pub mod fast {
+    /// Square root, approximate on the GPU (`sqrt.approx.f32`), correctly rounded on the CPU.
+    #[inline(always)]
+    pub fn sqrt(x: f32) -> f32 {
+        #[cfg(target_arch = "nvptx64")]
+        {
+            let r: f32;
+            // SAFETY: a pure arithmetic instruction.
+            unsafe {
+                core::arch::asm!("sqrt.approx.f32 {r}, {x};", r = out(reg32) r, x = in(reg32) x,
+                    options(pure, nomem, nostack))
+            };
+            r
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        {
+            x.sqrt()
+        }
+    }
+
+    /// `a / b`, within 2 ulp on the GPU (`div.full.f32`), correctly rounded on the CPU.
+    #[inline(always)]
+    pub fn div(a: f32, b: f32) -> f32 {
+        #[cfg(target_arch = "nvptx64")]
+        {
+            let r: f32;
+            // SAFETY: a pure arithmetic instruction.
+            unsafe {
+                core::arch::asm!("div.full.f32 {r}, {a}, {b};", r = out(reg32) r, a = in(reg32) a,
+                    b = in(reg32) b, options(pure, nomem, nostack))
+            };
+            r
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        {
+            a / b
+        }
+    }
+}
+
+/// The square root and division a formula uses, as a type parameter, so that one formula
+/// compiles into an exact and a fast kernel (`fn force<P: Precision>(..)`, called as
+/// `force::<Exact>` in one method and `force::<Fast>` in another).
+pub trait Precision: Copy + 'static {
+    /// Its name in reports: `"exact"` or `"fast"`.
+    const NAME: &'static str;
+    fn sqrt(x: f32) -> f32;
+    fn div(a: f32, b: f32) -> f32;
+}
+
+/// Correctly rounded square root and division ([`sqrt`] and `/`): bit-identical on the GPU
+/// and the CPU backend.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Exact;
+
+/// The GPU's approximate square root and division ([`fast`]); exact on the CPU backend.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Fast;
+
+impl Precision for Exact {
+    const NAME: &'static str = "exact";
+    #[inline(always)]
+    fn sqrt(x: f32) -> f32 {
+        sqrt(x)
+    }
+    #[inline(always)]
+    fn div(a: f32, b: f32) -> f32 {
+        a / b
+    }
+}
+
+impl Precision for Fast {
+    const NAME: &'static str = "fast";
+    #[inline(always)]
+    fn sqrt(x: f32) -> f32 {
+        fast::sqrt(x)
+    }
+    #[inline(always)]
+    fn div(a: f32, b: f32) -> f32 {
+        fast::div(a, b)
     }
 }
 

@@ -2,11 +2,17 @@
 //! and random inputs give the correctly rounded (f64-derived) results on the CPU backend, and
 //! bit for bit the same results on the GPU (the `math_check` kernel of the smoke model). Without
 //! a GPU, the kernel's PTX is checked for the IEEE-rounded instructions that make this so.
+//!
+//! `dynasoar::math::fast`, the opt-in exception: its approximate square root and division stay
+//! within 2 ulp of the correctly rounded results on the GPU, and are the exact operations on the
+//! CPU backend.
 
 use dynasoar_examples::MODELS_PTX;
 use dynasoar_examples::smoke::{
-    MathResults, floor_reference, length_reference, math_inputs, run_math_check, sqrt_reference,
+    MathResults, div_reference, floor_reference, length_reference, math_inputs, run_fast_math_check,
+    run_math_check, sqrt_reference, ulps_apart,
 };
+use dynasoar_models::smoke::math_partner;
 use dynasoar_tests::{cpu_executor, gpu_executor};
 
 /// The host references themselves, on values whose results are known exactly: the CPU and GPU
@@ -83,5 +89,128 @@ fn math_check_ptx_uses_ieee_instructions() {
     assert_eq!((count("mul.rn.f32"), count("add.rn.f32")), (2, 1), "the length's x * x + y * y:\n{body}");
     for bad in ["fma.", ".approx", ".ftz", "mul.f32", "add.f32"] {
         assert_eq!(count(bad), 0, "{bad} in math_check:\n{body}");
+    }
+}
+
+/// The body of entry `name` in the models' PTX.
+fn entry(name: &str) -> &'static str {
+    let start = MODELS_PTX.find(&format!(".entry {name}(")).unwrap_or_else(|| panic!("{name} in the PTX"));
+    let body = &MODELS_PTX[start..];
+    &body[..body.find("\n}\n").unwrap_or_else(|| panic!("the end of {name}"))]
+}
+
+/// `fast::sqrt` and `fast::div` are the approximate instructions, and a formula written against
+/// `Precision` gets them in its `Fast` kernel only (n-body's forces, both forms).
+#[test]
+fn fast_math_ptx_uses_the_approximate_instructions() {
+    let check = entry("fast_math_check");
+    assert_eq!(check.matches("sqrt.approx.f32").count(), 1, "{check}");
+    assert_eq!(check.matches("div.full.f32").count(), 1, "{check}");
+    for (exact, fast) in [
+        ("dynasoar_do__NbodyHeap__Body__compute_force", "dynasoar_do__NbodyHeap__Body__compute_force_fast"),
+        ("nbody_soa_force", "nbody_soa_force_fast"),
+        ("nbody_aos_force", "nbody_aos_force_fast"),
+    ] {
+        let (e, f) = (entry(exact), entry(fast));
+        // One square root and two divisions per interaction (the dense walk has one copy per
+        // position, so count kinds, not calls).
+        for (body, yes, no) in [
+            (e, ["sqrt.rn.f32", "div.rn.f32"], [".approx", "div.full"]),
+            (f, ["sqrt.approx.f32", "div.full.f32"], ["sqrt.rn", "div.rn"]),
+        ] {
+            for needle in yes {
+                assert!(body.contains(needle), "{needle} missing in {}", &body[..body.find('(').unwrap()]);
+            }
+            for needle in no {
+                assert!(!body.contains(needle), "{needle} in {}", &body[..body.find('(').unwrap()]);
+            }
+        }
+    }
+}
+
+/// On the CPU backend `fast` is exact.
+#[test]
+fn fast_math_on_cpu_is_exact() {
+    let inputs = math_inputs(100_000, 11);
+    let n = inputs.len();
+    let cpu = run_fast_math_check(&cpu_executor(), &inputs).unwrap();
+    let same = |a: u32, b: f32| a == b.to_bits() || (f32::from_bits(a).is_nan() && b.is_nan());
+    for i in 0..n {
+        let (x, y) = (inputs[i], inputs[math_partner(i, n)]);
+        assert!(same(cpu.sqrt[i], x.sqrt()), "sqrt({x:e})");
+        assert!(same(cpu.div[i], x / y), "{x:e} / {y:e}");
+    }
+}
+
+/// The ulp distance itself: neighbours are 1 apart, across zero and into subnormals.
+#[test]
+fn ulps_apart_counts_representable_steps() {
+    assert_eq!(ulps_apart(1.0, 1.0f32.next_up()), Some(1));
+    assert_eq!(ulps_apart(1.0, 1.0f32.next_up().next_up()), Some(2));
+    assert_eq!(ulps_apart(f32::from_bits(1), -f32::from_bits(1)), Some(2));
+    assert_eq!(ulps_apart(0.0, -0.0), Some(0));
+    assert_eq!(ulps_apart(f32::MIN_POSITIVE, f32::MIN_POSITIVE.next_down()), Some(1));
+    assert_eq!(ulps_apart(1.0, f32::INFINITY), None);
+    assert_eq!(ulps_apart(f32::NAN, 1.0), None);
+}
+
+/// On the GPU, `fast::sqrt` of every finite non-negative input and `fast::div` of every pair of
+/// normal inputs with a normal quotient are within 2 ulp of the correctly rounded results (the
+/// worst case found is printed), and NaN inputs give NaN.
+#[test]
+fn fast_math_on_gpu_is_within_two_ulp() {
+    let Some(gpu) = gpu_executor("fast_math_on_gpu_is_within_two_ulp") else {
+        return;
+    };
+    let inputs = math_inputs(2_000_000, 7);
+    let n = inputs.len();
+    let fast = run_fast_math_check(&gpu, &inputs).unwrap();
+    // (most ulps, input), inputs checked, results that differ from the exact ones.
+    let mut worst = [(0u32, 0usize); 2];
+    let mut checked = [0usize; 2];
+    let mut inexact = [0usize; 2];
+    for i in 0..n {
+        let (x, y) = (inputs[i], inputs[math_partner(i, n)]);
+        let (s, d) = (f32::from_bits(fast.sqrt[i]), f32::from_bits(fast.div[i]));
+        if x.is_nan() {
+            assert!(s.is_nan() && d.is_nan(), "fast::sqrt({x:e}) = {s:e}, fast::div({x:e}, {y:e}) = {d:e}");
+        }
+        let quotient = x as f64 / y as f64;
+        let cases = [
+            (x.is_finite() && x >= 0.0, s, sqrt_reference(x)),
+            (
+                x.is_normal()
+                    && y.is_normal()
+                    && (f32::MIN_POSITIVE as f64..=f32::MAX as f64).contains(&quotient.abs()),
+                d,
+                div_reference(x, y),
+            ),
+        ];
+        for (k, (applies, got, want)) in cases.into_iter().enumerate() {
+            if !applies {
+                continue;
+            }
+            let ulps = ulps_apart(got, want)
+                .unwrap_or_else(|| panic!("op {k} of input {i} ({x:e}, {y:e}): {got:e}, exact {want:e}"));
+            checked[k] += 1;
+            inexact[k] += (ulps != 0) as usize;
+            if ulps > worst[k].0 {
+                worst[k] = (ulps, i);
+            }
+        }
+    }
+    eprintln!(
+        "fast::sqrt: {} inputs, {} inexact, at most {} ulp (input {}); fast::div: {} pairs, {} inexact, at most {} ulp (input {})",
+        checked[0], inexact[0], worst[0].0, worst[0].1, checked[1], inexact[1], worst[1].0, worst[1].1
+    );
+    assert!(checked[0] > 1_000_000 && checked[1] > 1_000_000, "too few inputs in range: {checked:?}");
+    for (k, name) in ["sqrt", "div"].into_iter().enumerate() {
+        let (ulps, i) = worst[k];
+        assert!(
+            ulps <= 2,
+            "fast::{name} of input {i} ({:e}, {:e}) is {ulps} ulp off",
+            inputs[i],
+            inputs[math_partner(i, n)]
+        );
     }
 }

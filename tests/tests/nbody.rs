@@ -74,3 +74,35 @@ fn gpu_gives_the_same_bodies_as_cpu() {
     let soa = simulate(Implementation::Soa, Backend::Cuda, &cfg);
     assert!(max_relative_difference(&gpu, &soa) < 1e-3);
 }
+
+/// `--fast-math` changes nothing on the CPU backend, where `math::fast` is exact (the SOA
+/// baseline, whose summation order does not depend on where the workers put the bodies).
+#[test]
+fn fast_math_on_cpu_gives_the_exact_bodies() {
+    let cfg = Config { bodies: 300, steps: 10, ..Config::default() };
+    let exact = simulate(Implementation::Soa, Backend::Cpu, &cfg);
+    let fast = simulate(Implementation::Soa, Backend::Cpu, &Config { fast_math: true, ..cfg });
+    assert_eq!(fast.bodies, exact.bodies);
+    let again = simulate(Implementation::Soa, Backend::Cpu, &Config { seed: cfg.seed + 1, ..cfg });
+    assert_ne!(again.bodies, exact.bodies, "the comparison finds a difference");
+}
+
+/// On the GPU, `--fast-math` gives other bits than the exact forces (the approximate instructions
+/// are in use) but stays as close to them as the CPU backend's run is, and the fast DSL version
+/// and the fast SOA baseline agree as closely as the exact ones.
+#[test]
+fn fast_math_on_gpu_stays_close_to_exact() {
+    if gpu_executor("fast_math_on_gpu_stays_close_to_exact").is_none() {
+        return;
+    }
+    let cfg = Config { bodies: 4000, steps: 50, ..Config::default() };
+    let fast_cfg = Config { fast_math: true, ..cfg };
+    let exact = simulate(Implementation::Dynasoar, Backend::Cuda, &cfg);
+    let fast = simulate(Implementation::Dynasoar, Backend::Cuda, &fast_cfg);
+    assert_ne!(fast.bodies, exact.bodies, "fast math changed no bit on the GPU");
+    let d = max_relative_difference(&fast, &exact);
+    assert!(d < 1e-3, "fast and exact forces differ by {d}");
+    let soa = simulate(Implementation::Soa, Backend::Cuda, &fast_cfg);
+    let d = max_relative_difference(&fast, &soa);
+    assert!(d < 1e-3, "the fast DSL version and the fast SOA baseline differ by {d}");
+}

@@ -5,8 +5,8 @@ use std::time::Duration;
 use dynasoar::host::{Grid, Runtime};
 use dynasoar::math::Vec2;
 use dynasoar_models::nbody::{
-    AosBodies, AosBody, Body, NBODY_AOS_FORCE, NBODY_AOS_UPDATE, NBODY_SOA_FORCE, NBODY_SOA_UPDATE,
-    NbodyHeap, Physics, SOA_LANES, SoaBodies, config, initial_state,
+    AosBodies, AosBody, Body, NBODY_AOS_FORCE, NBODY_AOS_FORCE_FAST, NBODY_AOS_UPDATE, NBODY_SOA_FORCE,
+    NBODY_SOA_FORCE_FAST, NBODY_SOA_UPDATE, NbodyHeap, Physics, SOA_LANES, SoaBodies, config, initial_state,
 };
 
 use crate::cli::try_collect;
@@ -20,6 +20,9 @@ pub struct Config {
     pub steps: u32,
     pub seed: u64,
     pub physics: Physics,
+    /// Approximate square roots and divisions in the forces on the GPU (`dynasoar::math::fast`)
+    /// in every implementation; the CPU backend computes them exactly either way.
+    pub fast_math: bool,
 }
 
 impl Default for Config {
@@ -29,6 +32,7 @@ impl Default for Config {
             steps: config::STEPS,
             seed: config::SEED,
             physics: Physics::default(),
+            fast_math: false,
         }
     }
 }
@@ -159,7 +163,11 @@ fn run_dynasoar(
     let ((), t) = exec.time(|| rt.parallel_new_with(Body::random, cfg.bodies as u64, cfg.seed))?;
     total += t;
     let queue_step = |rt: &Runtime<NbodyHeap>| -> dynasoar::host::Result<()> {
-        rt.parallel_do_with(Body::compute_force, cfg.physics)?;
+        if cfg.fast_math {
+            rt.parallel_do_with(Body::compute_force_fast, cfg.physics)?;
+        } else {
+            rt.parallel_do_with(Body::compute_force, cfg.physics)?;
+        }
         rt.parallel_do_with(Body::update, cfg.physics)
     };
     let graph = options.capture(&rt, queue_step)?;
@@ -217,10 +225,11 @@ fn run_soa(
             .map(|i| BodyState { id: i as u32, pos: p[i], vel: v[i], mass: m[i] })
             .collect())
     };
+    let force_kernel = if cfg.fast_math { &NBODY_SOA_FORCE_FAST } else { &NBODY_SOA_FORCE };
     let mut total = Duration::ZERO;
     for step in 1..=cfg.steps {
         let ((), t) = exec.time(|| {
-            exec.launch(&NBODY_SOA_FORCE, force_grid, params)?;
+            exec.launch(force_kernel, force_grid, params)?;
             exec.launch(&NBODY_SOA_UPDATE, grid, params)
         })?;
         total += t;
@@ -254,10 +263,11 @@ fn run_aos(
             .map(|(i, b)| BodyState { id: i as u32, pos: b.pos, vel: b.vel, mass: b.mass })
             .collect())
     };
+    let force_kernel = if cfg.fast_math { &NBODY_AOS_FORCE_FAST } else { &NBODY_AOS_FORCE };
     let mut total = Duration::ZERO;
     for step in 1..=cfg.steps {
         let ((), t) = exec.time(|| {
-            exec.launch(&NBODY_AOS_FORCE, grid, params)?;
+            exec.launch(force_kernel, grid, params)?;
             exec.launch(&NBODY_AOS_UPDATE, grid, params)
         })?;
         total += t;

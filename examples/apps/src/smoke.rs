@@ -2,7 +2,10 @@
 //! on the host.
 
 use dynasoar::host::{Executor, Result};
-use dynasoar_models::smoke::{HISTOGRAM, HistogramParams, MATH_CHECK, MathCheckParams, math_partner};
+use dynasoar_models::smoke::{
+    FAST_MATH_CHECK, FastMathCheckParams, HISTOGRAM, HistogramParams, MATH_CHECK, MathCheckParams,
+    math_partner,
+};
 
 /// What `histogram` computes: bin counts, and the even values (sorted, since the kernel appends
 /// them in no particular order).
@@ -247,4 +250,47 @@ pub fn run_math_check(exec: &Executor, inputs: &[f32]) -> Result<MathResults> {
         floor: exec.read_all(&floor)?,
         length: exec.read_all(&length)?,
     })
+}
+
+/// What `fast_math_check` computes, one `f32` bit pattern per input: `fast::sqrt(x)` and
+/// `fast::div(x, y)`, where `y` is the input's partner (`math_partner`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FastMathResults {
+    pub sqrt: Vec<u32>,
+    pub div: Vec<u32>,
+}
+
+/// Run `fast_math_check` on `exec` over `inputs`.
+pub fn run_fast_math_check(exec: &Executor, inputs: &[f32]) -> Result<FastMathResults> {
+    let len = u32::try_from(inputs.len())
+        .map_err(|_| dynasoar::host::Error::InvalidArgument("at most u32::MAX inputs".into()))?;
+    let bits: Vec<u32> = inputs.iter().map(|x| x.to_bits()).collect();
+    let input = exec.upload(&bits)?;
+    let sqrt = exec.alloc_zeroed::<u32>(inputs.len())?;
+    let div = exec.alloc_zeroed::<u32>(inputs.len())?;
+    let params = FastMathCheckParams { inputs: input.ptr(), len, sqrt: sqrt.ptr(), div: div.ptr() };
+    exec.launch(&FAST_MATH_CHECK, exec.full_grid(256), params)?;
+    Ok(FastMathResults { sqrt: exec.read_all(&sqrt)?, div: exec.read_all(&div)? })
+}
+
+/// The quotient `x / y` correctly rounded to `f32`, computed in `f64` (innocuous double
+/// rounding where the quotient is normal, as for [`sqrt_reference`]; subnormal quotients may
+/// round twice).
+pub fn div_reference(x: f32, y: f32) -> f32 {
+    (x as f64 / y as f64) as f32
+}
+
+/// Units in the last place between two finite `f32` of the same sign or zero: the distance of
+/// their bit patterns on the line of `f32` values (subnormals included), or `None` where either
+/// is not finite.
+pub fn ulps_apart(a: f32, b: f32) -> Option<u32> {
+    if !a.is_finite() || !b.is_finite() {
+        return None;
+    }
+    // Bit patterns as a monotone line: negative values mirrored below zero.
+    let line = |x: f32| {
+        let b = x.to_bits() as i64;
+        if b & 0x8000_0000 != 0 { -(b & 0x7fff_ffff) } else { b }
+    };
+    Some((line(a) - line(b)).unsigned_abs().min(u32::MAX as u64) as u32)
 }

@@ -1,7 +1,7 @@
 //! Gravity between point masses in the square [-1, 1]^2, shared by n-body and collision (and
 //! their baselines): initial bodies, the softened force, and one integration step.
 
-use dynasoar::math::{self, Vec2};
+use dynasoar::math::{Exact, Precision, Vec2};
 use dynasoar::rand::Rng;
 
 /// Initial position (uniform in the square), velocity (tiny) and mass (uniform in
@@ -27,11 +27,25 @@ pub fn initial_state(seed: u64, index: u64, max_mass: f32) -> (Vec2, Vec2, f32) 
 /// function.
 #[inline(always)]
 pub fn force_on(me: Vec2, my_mass: f32, other: Vec2, other_mass: f32, gravity: f32, dampening: f32) -> Vec2 {
+    force_with::<Exact>(me, my_mass, other, other_mass, gravity, dampening)
+}
+
+/// [`force_on`] with the square root and the two divisions of `P`: [`Exact`] is `force_on`,
+/// [`Fast`](dynasoar::math::Fast) the GPU's approximate instructions (the apps' `--fast-math`).
+#[inline(always)]
+pub fn force_with<P: Precision>(
+    me: Vec2,
+    my_mass: f32,
+    other: Vec2,
+    other_mass: f32,
+    gravity: f32,
+    dampening: f32,
+) -> Vec2 {
     let d = other - me;
     let dist2 = d.length_squared();
-    let dist = math::sqrt(dist2);
-    let f = gravity * my_mass * other_mass / (dist2 + dampening);
-    let force = d * (f / dist);
+    let dist = P::sqrt(dist2);
+    let f = P::div(gravity * my_mass * other_mass, dist2 + dampening);
+    let force = d * P::div(f, dist);
     if dist2 > 0.0 { force } else { Vec2::ZERO }
 }
 

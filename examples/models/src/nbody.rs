@@ -6,6 +6,7 @@
 //! baselines (SOA and AOS arrays), so all three compute the same simulation.
 
 use dynasoar::arch;
+use dynasoar::math::{Exact, Fast, Precision};
 use dynasoar::prelude::*;
 
 use crate::gravity;
@@ -46,7 +47,13 @@ pub fn initial_state(seed: u64, index: u64) -> (Vec2, Vec2, f32) {
 /// The gravitational force body `other` exerts on body `me`.
 #[inline(always)]
 pub fn force_on(me: Vec2, my_mass: f32, other: Vec2, other_mass: f32, p: &Physics) -> Vec2 {
-    gravity::force_on(me, my_mass, other, other_mass, p.gravity, p.dampening)
+    force_with::<Exact>(me, my_mass, other, other_mass, p)
+}
+
+/// [`force_on`] in precision `P` (see [`gravity::force_with`]).
+#[inline(always)]
+pub fn force_with<P: Precision>(me: Vec2, my_mass: f32, other: Vec2, other_mass: f32, p: &Physics) -> Vec2 {
+    gravity::force_with::<P>(me, my_mass, other, other_mass, p.gravity, p.dampening)
 }
 
 /// One time step of a body under `force`.
@@ -93,13 +100,14 @@ impl Body {
     /// each block's bits (H200, docs/results/2026-11-27-s6/dense-ab.txt).
     #[parallel(lanes = 8, dense)]
     pub fn compute_force(this: Obj<Self>, dev: &Device<NbodyHeap>, p: Physics) {
-        let (me, my_mass) = (this.pos(), this.mass());
-        let force = dev.device_reduce::<Body, Vec2>(
-            Vec2::ZERO,
-            |force, _, body| force + force_on(me, my_mass, body.pos, body.mass, &p),
-            |a, b| a + b,
-        );
-        this.set_force(force);
+        sum_forces::<Exact>(this, dev, p);
+    }
+
+    /// [`compute_force`](Self::compute_force) with approximate square roots and divisions
+    /// ([`dynasoar::math::fast`]; the app's `--fast-math`): same walk, same order of the sums.
+    #[parallel(lanes = 8, dense)]
+    pub fn compute_force_fast(this: Obj<Self>, dev: &Device<NbodyHeap>, p: Physics) {
+        sum_forces::<Fast>(this, dev, p);
     }
 
     /// Move under the computed force.
@@ -109,6 +117,18 @@ impl Body {
         this.set_pos(pos);
         this.set_vel(vel);
     }
+}
+
+/// The body of [`Body::compute_force`] in precision `P`.
+#[inline(always)]
+fn sum_forces<P: Precision>(this: Obj<Body>, dev: &Device<NbodyHeap>, p: Physics) {
+    let (me, my_mass) = (this.pos(), this.mass());
+    let force = dev.device_reduce::<Body, Vec2>(
+        Vec2::ZERO,
+        |force, _, body| force + force_with::<P>(me, my_mass, body.pos, body.mass, &p),
+        |a, b| a + b,
+    );
+    this.set_force(force);
 }
 
 // ----------------------------------------------------------------------------------------
@@ -167,6 +187,17 @@ pub const SOA_LANES: u32 = 8;
 /// `((s0 + s4) + (s2 + s6)) + ((s1 + s5) + (s3 + s7))`.
 #[kernel]
 pub fn nbody_soa_force(b: SoaBodies) {
+    soa_force::<Exact>(b);
+}
+
+/// [`nbody_soa_force`] with approximate square roots and divisions (`--fast-math`).
+#[kernel]
+pub fn nbody_soa_force_fast(b: SoaBodies) {
+    soa_force::<Fast>(b);
+}
+
+#[inline(always)]
+fn soa_force<P: Precision>(b: SoaBodies) {
     let n = b.count as usize;
     gravity::on_soa_lanes::<{ SOA_LANES as usize }, _>(
         b.count,
@@ -179,7 +210,7 @@ pub fn nbody_soa_force(b: SoaBodies) {
                 let mut j = first;
                 while j < n {
                     // Body `i` itself adds nothing: `force_on` is zero at distance 0.
-                    force += force_on(me, my_mass, b.pos.read(j), b.mass.read(j), &b.physics);
+                    force += force_with::<P>(me, my_mass, b.pos.read(j), b.mass.read(j), &b.physics);
                     j += SOA_LANES as usize;
                 }
                 force
@@ -208,6 +239,17 @@ pub fn nbody_soa_update(b: SoaBodies) {
 /// AOS baseline: forces.
 #[kernel]
 pub fn nbody_aos_force(b: AosBodies) {
+    aos_force::<Exact>(b);
+}
+
+/// [`nbody_aos_force`] with approximate square roots and divisions (`--fast-math`).
+#[kernel]
+pub fn nbody_aos_force_fast(b: AosBodies) {
+    aos_force::<Fast>(b);
+}
+
+#[inline(always)]
+fn aos_force<P: Precision>(b: AosBodies) {
     each_body(b.count, |i| {
         // SAFETY: as in `nbody_soa_force`.
         unsafe {
@@ -216,7 +258,7 @@ pub fn nbody_aos_force(b: AosBodies) {
             for j in 0..b.count as usize {
                 if j != i {
                     let other = b.bodies.as_ptr().add(j);
-                    force += force_on(me.pos, me.mass, (*other).pos, (*other).mass, &b.physics);
+                    force += force_with::<P>(me.pos, me.mass, (*other).pos, (*other).mass, &b.physics);
                 }
             }
             (*b.bodies.as_ptr().add(i)).force = force;

@@ -6,7 +6,8 @@
 //! so the CPU and GPU backends must agree.
 //!
 //! `math_check` applies [`dynasoar::math`]'s functions to many inputs, so that the host can
-//! check that the GPU's results are bit-identical to the CPU backend's.
+//! check that the GPU's results are bit-identical to the CPU backend's; `fast_math_check` applies
+//! [`dynasoar::math::fast`]'s approximate ones, so that it can measure their error.
 
 use dynasoar::arch::{self, WarpGroup, atomic::Atomic32};
 use dynasoar::math::{self, Vec2};
@@ -116,6 +117,36 @@ pub fn math_check(p: MathCheckParams) {
             p.sqrt.write(i, math::sqrt(x).to_bits());
             p.floor.write(i, math::floor(x).to_bits());
             p.length.write(i, Vec2::new(x, y).length().to_bits());
+        }
+        i += stride;
+    }
+}
+
+/// Parameters of [`fast_math_check`]: `len` inputs as `f32` bit patterns, and `len` results each
+/// of [`math::fast::sqrt`]`(x)` and [`math::fast::div`]`(x, y)`, where `x` is input `i` and `y`
+/// its partner ([`math_partner`]).
+#[repr(C)]
+#[derive(Clone, Copy, Plain)]
+pub struct FastMathCheckParams {
+    pub inputs: DevPtr<u32>,
+    pub len: u32,
+    pub sqrt: DevPtr<u32>,
+    pub div: DevPtr<u32>,
+}
+
+/// [`math::fast::sqrt`] and [`math::fast::div`] of every input (grid-stride).
+#[kernel]
+pub fn fast_math_check(p: FastMathCheckParams) {
+    let len = p.len as usize;
+    let stride = arch::global_thread_count();
+    let mut i = arch::global_thread_id();
+    while i < len {
+        // SAFETY: as in `math_check`.
+        unsafe {
+            let x = f32::from_bits(p.inputs.read(i));
+            let y = f32::from_bits(p.inputs.read(math_partner(i, len)));
+            p.sqrt.write(i, math::fast::sqrt(x).to_bits());
+            p.div.write(i, math::fast::div(x, y).to_bits());
         }
         i += stride;
     }
