@@ -107,6 +107,20 @@ pub mod fast {
 /// The square root and division a formula uses, as a type parameter, so that one formula
 /// compiles into an exact and a fast kernel (`fn force<P: Precision>(..)`, called as
 /// `force::<Exact>` in one method and `force::<Fast>` in another).
+///
+/// ```
+/// use dynasoar_device::math::{Exact, Fast, Precision, Vec2};
+///
+/// /// `1 / |d|^2`, exact or fast.
+/// fn inverse_square<P: Precision>(d: Vec2) -> f32 {
+///     P::div(1.0, d.length_squared())
+/// }
+/// let d = Vec2::new(3.0, 4.0);
+/// assert_eq!(inverse_square::<Exact>(d), 1.0 / 25.0);
+/// // On the CPU backend `Fast` computes exactly as well.
+/// assert_eq!(inverse_square::<Fast>(d), inverse_square::<Exact>(d));
+/// assert_eq!((Exact::NAME, Fast::NAME), ("exact", "fast"));
+/// ```
 pub trait Precision: Copy + 'static {
     /// Its name in reports: `"exact"` or `"fast"`.
     const NAME: &'static str;
