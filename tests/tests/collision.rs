@@ -264,3 +264,33 @@ fn gpu_benchmark_density_keeps_invariants() {
     let d = differing_bodies(&dsl, &soa);
     assert!(d <= 40, "gpu: {d} bodies differ between the DSL version and the SOA baseline");
 }
+
+/// `--fast-math` changes nothing on the CPU backend, where `math::fast` is exact (the SOA
+/// baseline, whose order of the sums does not depend on where the workers put the bodies).
+#[test]
+fn fast_math_on_cpu_gives_the_exact_bodies() {
+    let cfg = dense(500, 10, 0.02);
+    let exact = simulate(Implementation::Soa, Backend::Cpu, &cfg);
+    let fast = simulate(Implementation::Soa, Backend::Cpu, &Config { fast_math: true, ..cfg });
+    assert_eq!(fast.bodies, exact.bodies);
+    assert!(exact.bodies.len() < 500, "no merge: the comparison would show little");
+}
+
+/// On the GPU, with `--fast-math` every implementation keeps the invariants and merges the bodies
+/// the exact CPU run merges (but for pairs that rounding flips at the threshold).
+#[test]
+fn gpu_fast_math_merges_the_same_bodies_as_cpu() {
+    if gpu_executor("gpu_fast_math_merges_the_same_bodies_as_cpu").is_none() {
+        return;
+    }
+    let cfg = dense(2000, 20, 0.02);
+    let cpu = simulate(Implementation::Dynasoar, Backend::Cpu, &cfg);
+    let fast = Config { fast_math: true, ..cfg };
+    for implementation in ALL {
+        let gpu = simulate(implementation, Backend::Cuda, &fast);
+        let what = format!("gpu {} fast", implementation.name());
+        check_invariants(&what, &fast, &gpu);
+        let d = differing_bodies(&gpu, &cpu);
+        assert!(d <= 5, "{what}: {d} bodies differ from the exact CPU run");
+    }
+}

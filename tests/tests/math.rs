@@ -100,7 +100,7 @@ fn entry(name: &str) -> &'static str {
 }
 
 /// `fast::sqrt` and `fast::div` are the approximate instructions, and a formula written against
-/// `Precision` gets them in its `Fast` kernel only (n-body's forces, both forms).
+/// `Precision` gets them in its `Fast` kernel only (n-body's and collision's forces, both forms).
 #[test]
 fn fast_math_ptx_uses_the_approximate_instructions() {
     let check = entry("fast_math_check");
@@ -110,6 +110,12 @@ fn fast_math_ptx_uses_the_approximate_instructions() {
         ("dynasoar_do__NbodyHeap__Body__compute_force", "dynasoar_do__NbodyHeap__Body__compute_force_fast"),
         ("nbody_soa_force", "nbody_soa_force_fast"),
         ("nbody_aos_force", "nbody_aos_force_fast"),
+        (
+            "dynasoar_do__CollisionHeap__Particle__compute_force",
+            "dynasoar_do__CollisionHeap__Particle__compute_force_fast",
+        ),
+        ("collision_soa_force", "collision_soa_force_fast"),
+        ("collision_aos_force", "collision_aos_force_fast"),
     ] {
         let (e, f) = (entry(exact), entry(fast));
         // One square root and two divisions per interaction (the dense walk has one copy per

@@ -5,11 +5,12 @@ use std::time::Duration;
 use dynasoar::host::{Grid, Runtime};
 use dynasoar::math::Vec2;
 use dynasoar_models::collision::{
-    AosBodies, AosBody, COLLISION_AOS_DELETE_MERGED, COLLISION_AOS_FORCE, COLLISION_AOS_INITIALIZE_MERGE,
-    COLLISION_AOS_PERFORM_MERGE, COLLISION_AOS_PREPARE_MERGE, COLLISION_AOS_UPDATE,
-    COLLISION_SOA_DELETE_MERGED, COLLISION_SOA_FORCE, COLLISION_SOA_INITIALIZE_MERGE,
-    COLLISION_SOA_PERFORM_MERGE, COLLISION_SOA_PREPARE_MERGE, COLLISION_SOA_UPDATE, CollisionHeap, NO_BID,
-    NO_TARGET, Particle, Physics, SOA_LANES, SoaBodies, config, initial_state,
+    AosBodies, AosBody, COLLISION_AOS_DELETE_MERGED, COLLISION_AOS_FORCE, COLLISION_AOS_FORCE_FAST,
+    COLLISION_AOS_INITIALIZE_MERGE, COLLISION_AOS_PERFORM_MERGE, COLLISION_AOS_PREPARE_MERGE,
+    COLLISION_AOS_UPDATE, COLLISION_SOA_DELETE_MERGED, COLLISION_SOA_FORCE, COLLISION_SOA_FORCE_FAST,
+    COLLISION_SOA_INITIALIZE_MERGE, COLLISION_SOA_PERFORM_MERGE, COLLISION_SOA_PREPARE_MERGE,
+    COLLISION_SOA_UPDATE, CollisionHeap, NO_BID, NO_TARGET, Particle, Physics, SOA_LANES, SoaBodies, config,
+    initial_state,
 };
 
 use crate::cli::try_collect;
@@ -29,6 +30,9 @@ pub struct Config {
     pub physics: Physics,
     /// Bytes of the DSL version's heap (`None`: enough for the bodies).
     pub heap_bytes: Option<u64>,
+    /// Approximate square roots and divisions in the forces on the GPU (`dynasoar::math::fast`)
+    /// in every implementation; the CPU backend computes them exactly either way.
+    pub fast_math: bool,
 }
 
 impl Default for Config {
@@ -39,6 +43,7 @@ impl Default for Config {
             seed: config::SEED,
             physics: Physics::default(),
             heap_bytes: None,
+            fast_math: false,
         }
     }
 }
@@ -211,7 +216,11 @@ fn run_dynasoar(
     // A heap too small for the bodies is reported here, naming the constructor.
     rt.sync()?;
     let queue_step = |rt: &Runtime<CollisionHeap>| -> dynasoar::host::Result<()> {
-        rt.parallel_do_with(Particle::compute_force, p)?;
+        if cfg.fast_math {
+            rt.parallel_do_with(Particle::compute_force_fast, p)?;
+        } else {
+            rt.parallel_do_with(Particle::compute_force, p)?;
+        }
         rt.parallel_do_with(Particle::update, p)?;
         rt.parallel_do(Particle::initialize_merge)?;
         rt.parallel_do_with(Particle::prepare_merge, p)?;
@@ -284,7 +293,11 @@ fn run_soa(
     let mut total = Duration::ZERO;
     for step in 1..=cfg.steps {
         let ((), t) = exec.time(|| {
-            exec.launch(&COLLISION_SOA_FORCE, lanes_grid, params)?;
+            exec.launch(
+                if cfg.fast_math { &COLLISION_SOA_FORCE_FAST } else { &COLLISION_SOA_FORCE },
+                lanes_grid,
+                params,
+            )?;
             exec.launch(&COLLISION_SOA_UPDATE, grid, params)?;
             exec.launch(&COLLISION_SOA_INITIALIZE_MERGE, grid, params)?;
             exec.launch(&COLLISION_SOA_PREPARE_MERGE, lanes_grid, params)?;
@@ -342,7 +355,11 @@ fn run_aos(
     let mut total = Duration::ZERO;
     for step in 1..=cfg.steps {
         let ((), t) = exec.time(|| {
-            exec.launch(&COLLISION_AOS_FORCE, grid, params)?;
+            exec.launch(
+                if cfg.fast_math { &COLLISION_AOS_FORCE_FAST } else { &COLLISION_AOS_FORCE },
+                grid,
+                params,
+            )?;
             exec.launch(&COLLISION_AOS_UPDATE, grid, params)?;
             exec.launch(&COLLISION_AOS_INITIALIZE_MERGE, grid, params)?;
             exec.launch(&COLLISION_AOS_PREPARE_MERGE, grid, params)?;

@@ -35,6 +35,7 @@
 
 use dynasoar::arch;
 use dynasoar::arch::atomic::Atomic32;
+use dynasoar::math::{Exact, Fast, Precision};
 use dynasoar::prelude::*;
 
 use crate::gravity;
@@ -92,7 +93,13 @@ pub fn initial_state(seed: u64, index: u64) -> (Vec2, Vec2, f32) {
 /// The gravitational force a body at `other` exerts on one at `me`; zero for itself.
 #[inline(always)]
 pub fn force_on(me: Vec2, my_mass: f32, other: Vec2, other_mass: f32, p: &Physics) -> Vec2 {
-    gravity::force_on(me, my_mass, other, other_mass, p.gravity, p.dampening)
+    force_with::<Exact>(me, my_mass, other, other_mass, p)
+}
+
+/// [`force_on`] in precision `P` (see [`gravity::force_with`]).
+#[inline(always)]
+pub fn force_with<P: Precision>(me: Vec2, my_mass: f32, other: Vec2, other_mass: f32, p: &Physics) -> Vec2 {
+    gravity::force_with::<P>(me, my_mass, other, other_mass, p.gravity, p.dampening)
 }
 
 /// One time step of a body under `force` (bouncing off the walls).
@@ -248,13 +255,14 @@ impl Particle {
     /// 2.18 s for this loop on an H200 (docs/results/2026-11-29-s2/list-pair-c280da6.txt).
     #[parallel(lanes = 32, pairs)]
     pub fn compute_force(this: Obj<Self>, dev: &Device<CollisionHeap>, p: Physics) {
-        let (me, my_mass) = (this.pos(), this.mass());
-        let force = dev.device_reduce::<Particle, Vec2>(
-            Vec2::ZERO,
-            |force, _, other| force + force_on(me, my_mass, other.pos, other.mass, &p),
-            |a, b| a + b,
-        );
-        this.set_force(force);
+        sum_forces::<Exact>(this, dev, p);
+    }
+
+    /// [`compute_force`](Self::compute_force) with approximate square roots and divisions
+    /// ([`dynasoar::math::fast`]; the app's `--fast-math`): same walk, same order of the sums.
+    #[parallel(lanes = 32, pairs)]
+    pub fn compute_force_fast(this: Obj<Self>, dev: &Device<CollisionHeap>, p: Physics) {
+        sum_forces::<Fast>(this, dev, p);
     }
 
     /// Step 2: move under the computed force.
@@ -401,6 +409,18 @@ unsafe fn atomic_u32<'a>(ptr: *mut u32) -> &'a Atomic32 {
     unsafe { Atomic32::from_ptr(ptr) }
 }
 
+/// The body of [`Particle::compute_force`] in precision `P`.
+#[inline(always)]
+fn sum_forces<P: Precision>(this: Obj<Particle>, dev: &Device<CollisionHeap>, p: Physics) {
+    let (me, my_mass) = (this.pos(), this.mass());
+    let force = dev.device_reduce::<Particle, Vec2>(
+        Vec2::ZERO,
+        |force, _, other| force + force_with::<P>(me, my_mass, other.pos, other.mass, &p),
+        |a, b| a + b,
+    );
+    this.set_force(force);
+}
+
 // Safety of all baseline kernels: every array holds `count` elements and the kernels only touch
 // indices below `count`. Thread `i` (the first of body `i`'s threads in steps 1 and 4) writes
 // only body `i`'s fields, except (a) its atomic bid on
@@ -411,6 +431,17 @@ unsafe fn atomic_u32<'a>(ptr: *mut u32) -> &'a Atomic32 {
 /// SOA_LANES` threads in blocks of a multiple of 32), as n-body's SOA baseline.
 #[kernel]
 pub fn collision_soa_force(b: SoaBodies) {
+    soa_force::<Exact>(b);
+}
+
+/// [`collision_soa_force`] with approximate square roots and divisions (`--fast-math`).
+#[kernel]
+pub fn collision_soa_force_fast(b: SoaBodies) {
+    soa_force::<Fast>(b);
+}
+
+#[inline(always)]
+fn soa_force<P: Precision>(b: SoaBodies) {
     let n = b.count as usize;
     gravity::on_soa_lanes::<{ SOA_LANES as usize }, _>(
         b.count,
@@ -422,7 +453,7 @@ pub fn collision_soa_force(b: SoaBodies) {
             let mut j = first;
             while j < n {
                 if b.active.read(j) != 0 {
-                    force += force_on(me, my_mass, b.pos.read(j), b.mass.read(j), &b.physics);
+                    force += force_with::<P>(me, my_mass, b.pos.read(j), b.mass.read(j), &b.physics);
                 }
                 j += SOA_LANES as usize;
             }
@@ -544,6 +575,17 @@ pub fn collision_soa_delete_merged(b: SoaBodies) {
 /// AOS baseline, step 1.
 #[kernel]
 pub fn collision_aos_force(b: AosBodies) {
+    aos_force::<Exact>(b);
+}
+
+/// [`collision_aos_force`] with approximate square roots and divisions (`--fast-math`).
+#[kernel]
+pub fn collision_aos_force_fast(b: AosBodies) {
+    aos_force::<Fast>(b);
+}
+
+#[inline(always)]
+fn aos_force<P: Precision>(b: AosBodies) {
     each_index(b.count, |i| {
         // SAFETY: see above.
         unsafe {
@@ -556,7 +598,7 @@ pub fn collision_aos_force(b: AosBodies) {
             for j in 0..b.count as usize {
                 let other = b.bodies.as_ptr().add(j);
                 if (*other).active != 0 {
-                    force += force_on(me, my_mass, (*other).pos, (*other).mass, &b.physics);
+                    force += force_with::<P>(me, my_mass, (*other).pos, (*other).mass, &b.physics);
                 }
             }
             (*body).force = force;

@@ -33,6 +33,11 @@ struct Args {
     /// --allocator, the heap is 2 x this + 32 MiB.
     #[arg(long, value_name = "MIB")]
     heap_mib: Option<u64>,
+    /// Approximate square roots and divisions in the forces (`dynasoar::math::fast`), in the
+    /// DSL version and both baselines: faster on the GPU, results no longer bit-identical to the
+    /// CPU backend's (which computes them exactly).
+    #[arg(long)]
+    fast_math: bool,
     #[command(flatten)]
     run: RunChoice,
     #[command(flatten)]
@@ -44,7 +49,8 @@ fn main() -> std::process::ExitCode {
 }
 
 fn report(args: &Args, label: &str, backend: &str, o: &Outcome) -> Report {
-    Report::new("collision")
+    // `collision-fast` with `--fast-math`, so that its lines are not taken for exact runs'.
+    Report::new(if args.fast_math { "collision-fast" } else { "collision" })
         .field("backend", backend)
         .field("allocator", label)
         .field("size", args.bodies)
@@ -59,7 +65,14 @@ fn report(args: &Args, label: &str, backend: &str, o: &Outcome) -> Report {
 fn run_app(args: Args) -> anyhow::Result<()> {
     let heap_bytes = heap_mib_bytes(args.heap_mib)?;
     let physics = Physics { dt: args.dt, merge_threshold: args.merge_threshold, ..Physics::default() };
-    let cfg = Config { bodies: args.bodies, steps: args.steps, seed: args.seed, physics, heap_bytes };
+    let cfg = Config {
+        bodies: args.bodies,
+        steps: args.steps,
+        seed: args.seed,
+        physics,
+        heap_bytes,
+        fast_math: args.fast_math,
+    };
     cfg.validate()?;
     let choices = Choices {
         app: "collision",
