@@ -1,7 +1,7 @@
 //! Host side of the smoke model: run `histogram` and `math_check`, and compute the same results
 //! on the host.
 
-use dynasoar::host::{Executor, Result};
+use dynasoar::host::{Buffer, Executor, Result};
 use dynasoar_models::smoke::{
     FAST_MATH_CHECK, FastMathCheckParams, HISTOGRAM, HistogramParams, MATH_CHECK, MathCheckParams,
     math_partner,
@@ -228,12 +228,17 @@ pub fn math_inputs(random: usize, seed: u64) -> Vec<f32> {
     v
 }
 
-/// Run `math_check` on `exec` over `inputs`.
-pub fn run_math_check(exec: &Executor, inputs: &[f32]) -> Result<MathResults> {
+/// `inputs` as bit patterns on `exec`'s device, and their count.
+fn upload_inputs(exec: &Executor, inputs: &[f32]) -> Result<(Buffer<u32>, u32)> {
     let len = u32::try_from(inputs.len())
         .map_err(|_| dynasoar::host::Error::InvalidArgument("at most u32::MAX inputs".into()))?;
     let bits: Vec<u32> = inputs.iter().map(|x| x.to_bits()).collect();
-    let input = exec.upload(&bits)?;
+    Ok((exec.upload(&bits)?, len))
+}
+
+/// Run `math_check` on `exec` over `inputs`.
+pub fn run_math_check(exec: &Executor, inputs: &[f32]) -> Result<MathResults> {
+    let (input, len) = upload_inputs(exec, inputs)?;
     let sqrt = exec.alloc_zeroed::<u32>(inputs.len())?;
     let floor = exec.alloc_zeroed::<u32>(inputs.len())?;
     let length = exec.alloc_zeroed::<u32>(inputs.len())?;
@@ -262,10 +267,7 @@ pub struct FastMathResults {
 
 /// Run `fast_math_check` on `exec` over `inputs`.
 pub fn run_fast_math_check(exec: &Executor, inputs: &[f32]) -> Result<FastMathResults> {
-    let len = u32::try_from(inputs.len())
-        .map_err(|_| dynasoar::host::Error::InvalidArgument("at most u32::MAX inputs".into()))?;
-    let bits: Vec<u32> = inputs.iter().map(|x| x.to_bits()).collect();
-    let input = exec.upload(&bits)?;
+    let (input, len) = upload_inputs(exec, inputs)?;
     let sqrt = exec.alloc_zeroed::<u32>(inputs.len())?;
     let div = exec.alloc_zeroed::<u32>(inputs.len())?;
     let params = FastMathCheckParams { inputs: input.ptr(), len, sqrt: sqrt.ptr(), div: div.ptr() };

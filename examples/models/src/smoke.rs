@@ -105,19 +105,28 @@ pub struct MathCheckParams {
 /// [`math::sqrt`], [`math::floor`] and [`Vec2::length`] of every input (grid-stride).
 #[kernel]
 pub fn math_check(p: MathCheckParams) {
-    let len = p.len as usize;
-    let stride = arch::global_thread_count();
-    let mut i = arch::global_thread_id();
-    while i < len {
-        // SAFETY: `i` and its partner are below `len`; `inputs` holds `len` elements only read
-        // here, and each output element `i` is written by this thread only.
+    each_input(p.inputs, p.len, |i, x, y| {
+        // SAFETY: `i < len`, the outputs' length; each output element `i` is written by this
+        // thread only.
         unsafe {
-            let x = f32::from_bits(p.inputs.read(i));
-            let y = f32::from_bits(p.inputs.read(math_partner(i, len)));
             p.sqrt.write(i, math::sqrt(x).to_bits());
             p.floor.write(i, math::floor(x).to_bits());
             p.length.write(i, Vec2::new(x, y).length().to_bits());
         }
+    });
+}
+
+/// `f(i, x, y)` for each input `i` of this thread (grid-stride over `len`), `x` being input `i`
+/// and `y` its partner ([`math_partner`]); `inputs` holds `len` elements, only read here.
+#[inline(always)]
+fn each_input(inputs: DevPtr<u32>, len: u32, mut f: impl FnMut(usize, f32, f32)) {
+    let len = len as usize;
+    let stride = arch::global_thread_count();
+    let mut i = arch::global_thread_id();
+    while i < len {
+        // SAFETY: `i` and its partner are below `len`, the length of `inputs`.
+        let (x, y) = unsafe { (inputs.read(i), inputs.read(math_partner(i, len))) };
+        f(i, f32::from_bits(x), f32::from_bits(y));
         i += stride;
     }
 }
@@ -137,19 +146,13 @@ pub struct FastMathCheckParams {
 /// [`math::fast::sqrt`] and [`math::fast::div`] of every input (grid-stride).
 #[kernel]
 pub fn fast_math_check(p: FastMathCheckParams) {
-    let len = p.len as usize;
-    let stride = arch::global_thread_count();
-    let mut i = arch::global_thread_id();
-    while i < len {
+    each_input(p.inputs, p.len, |i, x, y| {
         // SAFETY: as in `math_check`.
         unsafe {
-            let x = f32::from_bits(p.inputs.read(i));
-            let y = f32::from_bits(p.inputs.read(math_partner(i, len)));
             p.sqrt.write(i, math::fast::sqrt(x).to_bits());
             p.div.write(i, math::fast::div(x, y).to_bits());
         }
-        i += stride;
-    }
+    });
 }
 
 /// The input that [`math_check`] pairs with input `i` of `len` for a vector's length: its
