@@ -56,14 +56,15 @@ pub fn floor(x: f32) -> f32 {
 /// call and without reassociation or fused multiply-adds: everything else a formula does stays
 /// as exact as before).
 ///
-/// On the GPU `sqrt` is `sqrt.approx.f32` and `div` is `div.full.f32` (PTX ISA: at most 2 ulp
-/// from the exact quotient over the whole range; `tests/tests/math.rs` measures both on the
-/// GPU), without the branches around a slow path that the correctly rounded `sqrt.rn` and
-/// `div.rn` compile to. Subnormals are kept (no flush to zero). On the CPU backend they are the
-/// correctly rounded operations, so **results differ between the backends** in the last bits,
-/// and simulations that amplify differences (n-body over thousands of steps) drift apart: check
-/// a fast run against an exact one within a tolerance, or against another fast run on the GPU,
-/// which gives the same bits for the same operations in the same order.
+/// On the GPU `sqrt` is `sqrt.approx.f32` and `div` is `div.full.f32` (the PTX ISA gives the
+/// latter at most 2 ulp from the exact quotient over the whole range; `tests/tests/math.rs`
+/// checks both within 2 ulp on the GPU), without the branches around a slow path that the
+/// correctly rounded `sqrt.rn` and `div.rn` compile to. Subnormals are kept (no flush to zero).
+/// On the CPU backend they are the correctly rounded operations, so **results differ between
+/// the backends** in the last bits, and simulations that amplify differences (n-body over
+/// thousands of steps) drift apart: check a fast run against an exact one within a tolerance,
+/// or against another fast run on the GPU, which gives the same bits for the same operations
+/// in the same order.
 pub mod fast {
     /// Square root, approximate on the GPU (`sqrt.approx.f32`), correctly rounded on the CPU.
     #[inline(always)]
@@ -124,7 +125,9 @@ pub mod fast {
 pub trait Precision: Copy + 'static {
     /// Its name in reports: `"exact"` or `"fast"`.
     const NAME: &'static str;
+    /// Square root of `x`.
     fn sqrt(x: f32) -> f32;
+    /// `a / b`.
     fn div(a: f32, b: f32) -> f32;
 }
 

@@ -290,14 +290,11 @@ fn run_soa(
             .map(|i| BodyState { id: i as u32, pos: p[i], vel: v[i], mass: m[i], members: k[i] })
             .collect())
     };
+    let force_kernel = if cfg.fast_math { &COLLISION_SOA_FORCE_FAST } else { &COLLISION_SOA_FORCE };
     let mut total = Duration::ZERO;
     for step in 1..=cfg.steps {
         let ((), t) = exec.time(|| {
-            exec.launch(
-                if cfg.fast_math { &COLLISION_SOA_FORCE_FAST } else { &COLLISION_SOA_FORCE },
-                lanes_grid,
-                params,
-            )?;
+            exec.launch(force_kernel, lanes_grid, params)?;
             exec.launch(&COLLISION_SOA_UPDATE, grid, params)?;
             exec.launch(&COLLISION_SOA_INITIALIZE_MERGE, grid, params)?;
             exec.launch(&COLLISION_SOA_PREPARE_MERGE, lanes_grid, params)?;
@@ -352,14 +349,11 @@ fn run_aos(
             })
             .collect())
     };
+    let force_kernel = if cfg.fast_math { &COLLISION_AOS_FORCE_FAST } else { &COLLISION_AOS_FORCE };
     let mut total = Duration::ZERO;
     for step in 1..=cfg.steps {
         let ((), t) = exec.time(|| {
-            exec.launch(
-                if cfg.fast_math { &COLLISION_AOS_FORCE_FAST } else { &COLLISION_AOS_FORCE },
-                grid,
-                params,
-            )?;
+            exec.launch(force_kernel, grid, params)?;
             exec.launch(&COLLISION_AOS_UPDATE, grid, params)?;
             exec.launch(&COLLISION_AOS_INITIALIZE_MERGE, grid, params)?;
             exec.launch(&COLLISION_AOS_PREPARE_MERGE, grid, params)?;
