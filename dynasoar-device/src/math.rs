@@ -120,11 +120,8 @@ pub mod fast {
 /// assert_eq!(inverse_square::<Exact>(d), 1.0 / 25.0);
 /// // On the CPU backend `Fast` computes exactly as well.
 /// assert_eq!(inverse_square::<Fast>(d), inverse_square::<Exact>(d));
-/// assert_eq!((Exact::NAME, Fast::NAME), ("exact", "fast"));
 /// ```
 pub trait Precision: Copy + 'static {
-    /// Its name in reports: `"exact"` or `"fast"`.
-    const NAME: &'static str;
     /// Square root of `x`.
     fn sqrt(x: f32) -> f32;
     /// `a / b`.
@@ -141,7 +138,6 @@ pub struct Exact;
 pub struct Fast;
 
 impl Precision for Exact {
-    const NAME: &'static str = "exact";
     #[inline(always)]
     fn sqrt(x: f32) -> f32 {
         sqrt(x)
@@ -153,7 +149,6 @@ impl Precision for Exact {
 }
 
 impl Precision for Fast {
-    const NAME: &'static str = "fast";
     #[inline(always)]
     fn sqrt(x: f32) -> f32 {
         fast::sqrt(x)

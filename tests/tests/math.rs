@@ -80,9 +80,7 @@ fn math_on_gpu_is_bit_identical_to_cpu() {
 /// and `add.rn`, which `ptxas` may not fuse; no approximate, flush-to-zero or fused instruction.
 #[test]
 fn math_check_ptx_uses_ieee_instructions() {
-    let start = MODELS_PTX.find(".entry math_check(").expect("the math_check kernel in the PTX");
-    let body = &MODELS_PTX[start..];
-    let body = &body[..body.find("\n}\n").expect("the end of math_check")];
+    let body = entry("math_check");
     let count = |needle: &str| body.matches(needle).count();
     assert_eq!(count("sqrt.rn.f32"), 2, "sqrt and the length's square root:\n{body}");
     assert_eq!(count("cvt.rmi.f32.f32"), 1, "floor:\n{body}");
