@@ -20,7 +20,7 @@ use dynasoar_device::{Kernel, Plain};
 
 use crate::backend::{BackendKind, Executor, Marker};
 use crate::error::Result;
-pub use crate::options::DoAllLoop;
+pub use crate::options::{DoAllLoop, DoAllWaves, MAX_WAVES};
 
 /// Timed launches of each loop before [`DoAllLoop::Adaptive`] decides.
 pub const TIMED_LAUNCHES: u32 = 3;
@@ -51,37 +51,70 @@ pub struct LoopChoice {
     pub streamed: Option<Duration>,
 }
 
-#[derive(Default)]
-struct Trial {
+/// Timed trials of `N` ways to launch one method over one class (see [`LoopTuner`] and
+/// [`WaveTuner`]): launches so far (since the decision, once decided), the timed ones not
+/// read yet, and the time of those read.
+struct Trial<const N: usize> {
     launches: u32,
-    /// Timed launches not read yet: streaming or not, and the markers around the launch.
-    pending: Vec<(bool, Marker, Marker)>,
-    /// Total time and count of the timed launches read, plain first.
-    time: [Duration; 2],
-    samples: [u32; 2],
-    streaming: Option<bool>,
+    /// Timed launches not read yet: which way, and the markers around the launch.
+    pending: Vec<(usize, Marker, Marker)>,
+    /// Total time and count of the timed launches read, by way.
+    time: [Duration; N],
+    samples: [u32; N],
+    /// The way chosen, once decided.
+    chosen: Option<usize>,
 }
 
-impl Trial {
-    fn mean(&self, loop_index: usize) -> Option<Duration> {
-        (self.samples[loop_index] > 0).then(|| self.time[loop_index] / self.samples[loop_index])
+impl<const N: usize> Default for Trial<N> {
+    fn default() -> Self {
+        Trial { launches: 0, pending: Vec::new(), time: [Duration::ZERO; N], samples: [0; N], chosen: None }
+    }
+}
+
+impl<const N: usize> Trial<N> {
+    fn mean(&self, way: usize) -> Option<Duration> {
+        (self.samples[way] > 0).then(|| self.time[way] / self.samples[way])
     }
 
-    /// Timed launches of `streaming` not read yet.
-    fn pending_of(&self, streaming: bool) -> u32 {
-        self.pending.iter().filter(|p| p.0 == streaming).count() as u32
+    /// Timed launches of `way` not read yet.
+    fn pending_of(&self, way: usize) -> u32 {
+        self.pending.iter().filter(|p| p.0 == way).count() as u32
+    }
+
+    /// Whether every way has [`TIMED_LAUNCHES`] timed launches read.
+    fn complete(&self) -> bool {
+        self.samples.iter().all(|&n| n >= TIMED_LAUNCHES)
+    }
+
+    /// The way of the next trial launch (the ways in turn, so that a run whose work grows or
+    /// shrinks weighs them alike) and whether to time it: not the first launch of each way
+    /// (its module load, cold caches), and only until the way has its timed launches.
+    fn next_launch(&mut self) -> (usize, bool) {
+        let way = self.launches as usize % N;
+        let timed = self.launches >= N as u32 && self.samples[way] + self.pending_of(way) < TIMED_LAUNCHES;
+        self.launches += 1;
+        (way, timed)
+    }
+
+    /// Decide for `way` and give the markers of launches still pending back.
+    fn decide(&mut self, exec: &Executor, way: usize) {
+        self.chosen = Some(way);
+        self.launches = 0;
+        for (_, start, end) in self.pending.drain(..) {
+            exec.recycle(start);
+            exec.recycle(end);
+        }
     }
 
     /// Add the timed launches the GPU has finished (without waiting for the others).
     fn read_finished(&mut self, exec: &Executor) -> Result<()> {
         let mut i = 0;
         while i < self.pending.len() {
-            let (streaming, start, end) = &self.pending[i];
+            let (way, start, end) = &self.pending[i];
             match exec.elapsed_if_reached(start, end)? {
                 Some(d) => {
-                    let k = *streaming as usize;
-                    self.time[k] += d;
-                    self.samples[k] += 1;
+                    self.time[*way] += d;
+                    self.samples[*way] += 1;
                     let (_, start, end) = self.pending.swap_remove(i);
                     exec.recycle(start);
                     exec.recycle(end);
@@ -95,7 +128,7 @@ impl Trial {
 
 pub(crate) struct LoopTuner {
     mode: DoAllLoop,
-    trials: Mutex<HashMap<(&'static str, u8), Trial>>,
+    trials: Mutex<HashMap<(&'static str, u8), Trial<2>>>,
     /// Print the decisions when the runtime goes (`DYNASOAR_DO_ALL_REPORT=1`).
     report: bool,
 }
@@ -152,39 +185,30 @@ impl LoopTuner {
         }
         let mut trials = self.trials.lock().unwrap();
         let trial = trials.entry((kernel, class)).or_default();
-        if let Some(streaming) = trial.streaming {
-            return Ok(Pick { streaming, timed: false });
+        if let Some(way) = trial.chosen {
+            return Ok(Pick { streaming: way == 1, timed: false });
         }
         if self.mode == DoAllLoop::Auto {
             let fills = exec.fills_multiprocessors(streaming, threads)?;
-            trial.streaming = Some(fills);
+            trial.chosen = Some(fills as usize);
             return Ok(Pick { streaming: fills, timed: false });
         }
         trial.read_finished(exec)?;
         if let (Some(plain), Some(streamed)) = (trial.mean(0), trial.mean(1))
-            && trial.samples.iter().all(|&n| n >= TIMED_LAUNCHES)
+            && trial.complete()
         {
             let streaming = streamed < plain.mul_f64(STREAMING_MUST_TAKE);
-            trial.streaming = Some(streaming);
-            for (_, start, end) in trial.pending.drain(..) {
-                exec.recycle(start);
-                exec.recycle(end);
-            }
+            trial.decide(exec, streaming as usize);
             return Ok(Pick { streaming, timed: false });
         }
-        // Alternate, so that a run whose work grows or shrinks weighs both alike; the first
-        // launch of each loop (its module load, cold caches) is not timed.
-        let streaming = trial.launches % 2 == 1;
-        let timed = trial.launches >= 2
-            && trial.samples[streaming as usize] + trial.pending_of(streaming) < TIMED_LAUNCHES;
-        trial.launches += 1;
-        Ok(Pick { streaming, timed })
+        let (way, timed) = trial.next_launch();
+        Ok(Pick { streaming: way == 1, timed })
     }
 
     /// Remember the markers around a timed launch.
     pub fn timed(&self, kernel: &'static str, class: u8, streaming: bool, start: Marker, end: Marker) {
         let mut trials = self.trials.lock().unwrap();
-        trials.entry((kernel, class)).or_default().pending.push((streaming, start, end));
+        trials.entry((kernel, class)).or_default().pending.push((streaming as usize, start, end));
     }
 
     /// The decisions and timings so far, by kernel name and class.
@@ -195,12 +219,196 @@ impl LoopTuner {
             .map(|(&(kernel, class), t)| LoopChoice {
                 kernel,
                 class,
-                streaming: t.streaming,
+                streaming: t.chosen.map(|way| way == 1),
                 plain: t.mean(0),
                 streamed: t.mean(1),
             })
             .collect();
         choices.sort_by_key(|c| (c.kernel, c.class));
         choices
+    }
+}
+
+/// The multiples of the wave grid that [`DoAllWaves::Auto`] times.
+pub const WAVE_CHOICES: [u32; 3] = [1, 2, 4];
+
+/// Launches of a method over a class after which [`DoAllWaves::Auto`] times its grids again.
+const RETRIAL_AFTER: u32 = 500;
+
+/// A larger grid is kept only if it took less than this share of one wave grid's time: on a
+/// tie the smaller grid, which launches fewer thread blocks, stays.
+const MORE_WAVES_MUST_TAKE: f64 = 0.97;
+
+/// The wave multiple to keep from the mean time of a launch at each of [`WAVE_CHOICES`]: the
+/// fastest, but one wave grid unless the other took less than 97% of its time.
+fn fastest_waves(means: [Duration; WAVE_CHOICES.len()]) -> usize {
+    let best = (0..means.len()).min_by_key(|&i| means[i]).unwrap_or(0);
+    if means[best] < means[0].mul_f64(MORE_WAVES_MUST_TAKE) { best } else { 0 }
+}
+
+/// How many waves the grid of the next plain-loop launch of a method over one class has.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct WavePick {
+    /// The multiple of the wave grid.
+    pub waves: u32,
+    /// Which of [`WAVE_CHOICES`] it is, and whether to time the launch (a trial of
+    /// [`DoAllWaves::Auto`]); `None`: not a trial.
+    pub trial: Option<(usize, bool)>,
+}
+
+/// What the runtime decided for the grid of one method and class (see
+/// [`Runtime::do_all_waves`](crate::Runtime::do_all_waves)).
+#[derive(Clone, Debug, PartialEq)]
+pub struct WaveChoice {
+    /// The method's plain kernel.
+    pub kernel: &'static str,
+    /// The concrete class's type id.
+    pub class: u8,
+    /// The multiple of the wave grid kept; `None` while still timing.
+    pub waves: Option<u32>,
+    /// Mean device time of a timed launch at each of [`WAVE_CHOICES`].
+    pub times: Vec<Option<Duration>>,
+}
+
+/// Chooses the grid of each method's plain-loop launches over each class ([`DoAllWaves`]).
+///
+/// Why: a do-all's threads stride over the class's listed blocks, and a grid of whole waves
+/// gives each thread a fixed share. Where the objects' work is uneven (objects that allocate
+/// or free among many that return at once, blocks with many free slots), the threads with
+/// the slowest shares keep the kernel running while the multiprocessors empty; a larger grid
+/// gives each thread less and lets the hardware hand the next thread blocks to the
+/// multiprocessors that finished. Where the work is even and each thread's loop long, the
+/// larger grid only adds thread blocks and cuts the loop's overlap of one object's loads with
+/// the next. On an H200 (docs/performance-log.md, "Grids of more waves"), twice the grid took
+/// the Game of Life's four do-alls 10% faster and Wa-Tor's `OceanCell::decide` 3% slower,
+/// so the runtime times the choices per method and class.
+pub(crate) struct WaveTuner {
+    mode: DoAllWaves,
+    trials: Mutex<HashMap<(&'static str, u8), Trial<{ WAVE_CHOICES.len() }>>>,
+    /// Print the decisions when the runtime goes (`DYNASOAR_DO_ALL_REPORT=1`).
+    report: bool,
+}
+
+impl WaveTuner {
+    pub fn new(mode: DoAllWaves, exec: &Executor) -> Self {
+        let mode = match (mode, exec.kind()) {
+            (_, BackendKind::Cpu) => DoAllWaves::Fixed(1),
+            (DoAllWaves::Fixed(n), _) => DoAllWaves::Fixed(n.clamp(1, MAX_WAVES)),
+            (mode, _) => mode,
+        };
+        WaveTuner { mode, trials: Mutex::new(HashMap::new()), report: exec.settings().do_all_report }
+    }
+
+    /// The choice in force (one wave grid on the CPU backend).
+    pub fn mode(&self) -> DoAllWaves {
+        self.mode
+    }
+
+    /// The grid multiple of the next plain-loop launch of `kernel` over `class`. While a
+    /// launch is captured into a graph (which cannot be timed) an undecided trial runs one
+    /// wave grid and counts nothing.
+    pub fn pick(&self, exec: &Executor, kernel: &'static str, class: u8) -> Result<WavePick> {
+        if let DoAllWaves::Fixed(waves) = self.mode {
+            return Ok(WavePick { waves, trial: None });
+        }
+        let mut trials = self.trials.lock().unwrap();
+        let trial = trials.entry((kernel, class)).or_default();
+        if let Some(way) = trial.chosen {
+            // A kept choice holds for `RETRIAL_AFTER` launches; then the grids are timed
+            // again, as the objects' work may have changed since.
+            trial.launches += 1;
+            if trial.launches < RETRIAL_AFTER || exec.capturing() {
+                return Ok(WavePick { waves: WAVE_CHOICES[way], trial: None });
+            }
+            *trial = Trial::default();
+        }
+        if exec.capturing() {
+            return Ok(WavePick { waves: 1, trial: None });
+        }
+        trial.read_finished(exec)?;
+        if trial.complete() {
+            let means = core::array::from_fn(|i| trial.mean(i).unwrap_or_default());
+            let way = fastest_waves(means);
+            trial.decide(exec, way);
+            return Ok(WavePick { waves: WAVE_CHOICES[way], trial: None });
+        }
+        let (way, timed) = trial.next_launch();
+        Ok(WavePick { waves: WAVE_CHOICES[way], trial: Some((way, timed)) })
+    }
+
+    /// Remember the markers around a timed launch of choice `way`.
+    pub fn timed(&self, kernel: &'static str, class: u8, way: usize, start: Marker, end: Marker) {
+        let mut trials = self.trials.lock().unwrap();
+        trials.entry((kernel, class)).or_default().pending.push((way, start, end));
+    }
+
+    /// The decisions and timings so far, by kernel name and class.
+    pub fn choices(&self) -> Vec<WaveChoice> {
+        let trials = self.trials.lock().unwrap();
+        let mut choices: Vec<WaveChoice> = trials
+            .iter()
+            .map(|(&(kernel, class), t)| WaveChoice {
+                kernel,
+                class,
+                waves: t.chosen.map(|way| WAVE_CHOICES[way]),
+                times: (0..WAVE_CHOICES.len()).map(|i| t.mean(i)).collect(),
+            })
+            .collect();
+        choices.sort_by_key(|c| (c.kernel, c.class));
+        choices
+    }
+}
+
+impl Drop for WaveTuner {
+    fn drop(&mut self) {
+        if !self.report {
+            return;
+        }
+        for c in self.choices() {
+            let times: Vec<String> = WAVE_CHOICES
+                .iter()
+                .zip(&c.times)
+                .map(|(w, t)| {
+                    format!(
+                        "x{w} {}",
+                        t.map_or("-".to_string(), |d| format!("{:.1} us", d.as_secs_f64() * 1e6))
+                    )
+                })
+                .collect();
+            let choice = c.waves.map_or("undecided".to_string(), |w| format!("x{w}"));
+            eprintln!("do-all grid {} class {}: {choice} ({})", c.kernel, c.class, times.join(", "));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn us(v: [u64; 3]) -> [Duration; 3] {
+        v.map(Duration::from_micros)
+    }
+
+    #[test]
+    fn a_larger_grid_is_kept_only_where_it_is_clearly_faster() {
+        assert_eq!(fastest_waves(us([100, 80, 85])), 1);
+        assert_eq!(fastest_waves(us([100, 90, 70])), 2);
+        // Slower, or within 3% of one wave grid: one wave grid.
+        assert_eq!(fastest_waves(us([100, 110, 120])), 0);
+        assert_eq!(fastest_waves(us([100, 98, 99])), 0);
+    }
+
+    #[test]
+    fn trials_take_the_ways_in_turn_and_time_each_after_its_first_launch() {
+        let mut trial = Trial::<3>::default();
+        let launches: Vec<(usize, bool)> = (0..6).map(|_| trial.next_launch()).collect();
+        assert_eq!(launches, [(0, false), (1, false), (2, false), (0, true), (1, true), (2, true)]);
+        // A way with its timed launches read is not timed again.
+        trial.samples = [TIMED_LAUNCHES, 0, TIMED_LAUNCHES];
+        assert_eq!(trial.next_launch(), (0, false));
+        assert_eq!(trial.next_launch(), (1, true));
+        assert!(!trial.complete());
+        trial.samples[1] = TIMED_LAUNCHES;
+        assert!(trial.complete());
     }
 }

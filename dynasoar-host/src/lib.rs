@@ -20,7 +20,7 @@ mod totals;
 pub use backend::{
     Backend, BackendKind, Buffer, Executor, ExecutorOptions, Grid, Marker, ModuleCompile, Recording,
 };
-pub use do_all::{DoAllLoop, LoopChoice, TIMED_LAUNCHES};
+pub use do_all::{DoAllLoop, DoAllWaves, LoopChoice, MAX_WAVES, TIMED_LAUNCHES, WAVE_CHOICES, WaveChoice};
 pub use error::{Error, KernelNames, Result};
 pub use heap::{AllocatorVariant, DeviceHeap, Enumeration, HeapClass, HeapSnapshot, HeapStats};
 pub use runtime::{DEFAULT_HEAP_BYTES, KernelTime, Runtime, RuntimeBuilder, StepGraph, Timings};

@@ -65,6 +65,25 @@ pub enum DoAllLoop {
     Streaming,
 }
 
+/// How many waves of threads a `parallel_do` on the plain loop launches (see
+/// [`RuntimeBuilder::do_all_waves`](crate::RuntimeBuilder::do_all_waves)): its grid is this
+/// many times the grid of whole waves that fills the GPU once, and its threads stride over
+/// the class's objects.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum DoAllWaves {
+    /// Time 1, 2 and 4 times the grid on the first launches of each method and class (a first
+    /// launch to warm up, then [`TIMED_LAUNCHES`](crate::TIMED_LAUNCHES) of each, in turn) and
+    /// keep the fastest; a larger grid only if it took less than 97% of the time of the one
+    /// wave. On the CPU backend, and for methods with lanes, always one.
+    #[default]
+    Auto,
+    /// Always this many times the grid (1 up to [`MAX_WAVES`]).
+    Fixed(u32),
+}
+
+/// The largest multiple of the grid that [`DoAllWaves::Fixed`] takes.
+pub const MAX_WAVES: u32 = 16;
+
 /// How a class's blocks are listed before a do-all (see
 /// [`RuntimeBuilder::enumeration`](crate::RuntimeBuilder::enumeration) and ARCHITECTURE.md,
 /// "Do-all and enumeration"). Both list the same blocks with the same iteration bitmaps.

@@ -13,7 +13,8 @@
 //! | `DYNASOAR_ALLOCATOR_VARIANT` | `default`, or `nocoal`, `noshift`, `nolast` or several joined by `+` (`nocoal+noshift`) | `default` | A variant of DynaSOAr's allocator for comparisons ([`AllocatorVariant`]): heaps made by this executor's runtimes start with it, where [`RuntimeBuilder::allocator_variant`](crate::RuntimeBuilder::allocator_variant) does not say. |
 //! | `DYNASOAR_ENUMERATION` | `flat`, `hierarchical` | the builder's ([`Enumeration::Hierarchical`]) | How the heap lists a class's blocks before a do-all, where [`RuntimeBuilder::enumeration`](crate::RuntimeBuilder::enumeration) does not say (and for heaps made without a builder). |
 //! | `DYNASOAR_DO_ALL` | `auto`, `plain`, `streaming`, `adaptive` | the builder's ([`DoAllLoop::Auto`]) | Which loop `parallel_do` kernels run, over [`RuntimeBuilder::do_all_loop`](crate::RuntimeBuilder::do_all_loop). |
-//! | `DYNASOAR_DO_ALL_REPORT` | `1` (on), `0` (off) | off | Print each method's do-all loop and why when the runtime is dropped. |
+//! | `DYNASOAR_DO_ALL_WAVES` | `auto`, or a number from 1 to 16 | the builder's ([`DoAllWaves::Auto`]) | How many times the grid of whole waves a `parallel_do` on the plain loop launches, over [`RuntimeBuilder::do_all_waves`](crate::RuntimeBuilder::do_all_waves). |
+//! | `DYNASOAR_DO_ALL_REPORT` | `1` (on), `0` (off) | off | Print each method's do-all loop and grid, and why, when the runtime is dropped. |
 //! | `DYNASOAR_REUSE_LISTINGS` | `0` (off), `1` (on) | on | Let `parallel_do` skip listing a class that no launch since could have changed: the default of [`RuntimeBuilder::reuse_listings`](crate::RuntimeBuilder::reuse_listings). |
 //! | `DYNASOAR_PROFILE` | `1` (on), `0` (off) | off | Time every kernel (the default of [`RuntimeBuilder::profile_methods`](crate::RuntimeBuilder::profile_methods)), and print the device time per kernel and the heap's occupancy per class (blocks, objects, free slots) when a profiled runtime is dropped. |
 
@@ -21,7 +22,9 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 
 use crate::error::{Error, Result};
-use crate::options::{AllocatorVariant, Backend, DoAllLoop, Enumeration, ModuleCompile};
+use crate::options::{
+    AllocatorVariant, Backend, DoAllLoop, DoAllWaves, Enumeration, MAX_WAVES, ModuleCompile,
+};
 
 /// The `DYNASOAR_*` environment variables that the host reads (see the table in the module
 /// documentation). [`Default`] is the settings of an environment that sets none of them.
@@ -46,6 +49,8 @@ pub struct Settings {
     pub enumeration: Option<Enumeration>,
     /// `DYNASOAR_DO_ALL`.
     pub do_all: Option<DoAllLoop>,
+    /// `DYNASOAR_DO_ALL_WAVES`.
+    pub do_all_waves: Option<DoAllWaves>,
     /// `DYNASOAR_DO_ALL_REPORT`.
     pub do_all_report: bool,
     /// `DYNASOAR_REUSE_LISTINGS`.
@@ -66,6 +71,7 @@ impl Default for Settings {
             allocator_variant: AllocatorVariant::DEFAULT,
             enumeration: None,
             do_all: None,
+            do_all_waves: None,
             do_all_report: false,
             reuse_listings: true,
             profile: false,
@@ -122,6 +128,15 @@ impl Settings {
                 "adaptive" => Some(DoAllLoop::Adaptive),
                 _ => None,
             })?,
+            do_all_waves: read(
+                lookup,
+                "DYNASOAR_DO_ALL_WAVES",
+                "auto or a number from 1 to 16",
+                |v| match v {
+                    "auto" => Some(DoAllWaves::Auto),
+                    n => n.parse().ok().filter(|n| (1..=MAX_WAVES).contains(n)).map(DoAllWaves::Fixed),
+                },
+            )?,
             do_all_report: read(lookup, "DYNASOAR_DO_ALL_REPORT", "1 or 0", flag)?
                 .unwrap_or(defaults.do_all_report),
             reuse_listings: read(lookup, "DYNASOAR_REUSE_LISTINGS", "0 or 1", flag)?
@@ -165,7 +180,7 @@ mod tests {
 
     use super::Settings;
     use crate::error::Result;
-    use crate::options::{AllocatorVariant, Backend, DoAllLoop, Enumeration, ModuleCompile};
+    use crate::options::{AllocatorVariant, Backend, DoAllLoop, DoAllWaves, Enumeration, ModuleCompile};
 
     fn settings(vars: &[(&str, &str)]) -> Result<Settings> {
         Settings::from_lookup(|name| vars.iter().find(|(n, _)| *n == name).map(|(_, v)| OsString::from(v)))
@@ -201,6 +216,7 @@ mod tests {
             ("DYNASOAR_ALLOCATOR_VARIANT", "nocoal+noshift"),
             ("DYNASOAR_ENUMERATION", "flat"),
             ("DYNASOAR_DO_ALL", "streaming"),
+            ("DYNASOAR_DO_ALL_WAVES", "2"),
             ("DYNASOAR_DO_ALL_REPORT", "1"),
             ("DYNASOAR_REUSE_LISTINGS", "0"),
             ("DYNASOAR_PROFILE", "1"),
@@ -218,6 +234,7 @@ mod tests {
                 allocator_variant: AllocatorVariant { coalescing: false, rotation: false, last_block: true },
                 enumeration: Some(Enumeration::Flat),
                 do_all: Some(DoAllLoop::Streaming),
+                do_all_waves: Some(DoAllWaves::Fixed(2)),
                 do_all_report: true,
                 reuse_listings: false,
                 profile: true,
@@ -241,6 +258,7 @@ mod tests {
             ("DYNASOAR_BLOCK_RUNS", "on"),
             ("DYNASOAR_JIT", "whole"),
             ("DYNASOAR_DO_ALL", "adaptive"),
+            ("DYNASOAR_DO_ALL_WAVES", "auto"),
             ("DYNASOAR_ENUMERATION", "hierarchical"),
             ("DYNASOAR_ALLOCATOR_VARIANT", "noshift"),
         ])
@@ -249,6 +267,7 @@ mod tests {
         assert_eq!(s.enumeration, Some(Enumeration::Hierarchical));
         assert_eq!(s.allocator_variant, AllocatorVariant::NO_ROTATION);
         assert_eq!((s.jit, s.do_all), (Some(ModuleCompile::WholeProgram), Some(DoAllLoop::Adaptive)));
+        assert_eq!(s.do_all_waves, Some(DoAllWaves::Auto));
     }
 
     #[test]
@@ -268,6 +287,8 @@ mod tests {
             ("DYNASOAR_SYNC_EACH_LAUNCH", "yes", "1 or 0"),
             ("DYNASOAR_JIT", "fast", "whole or relocatable"),
             ("DYNASOAR_DO_ALL", "", "auto, plain, streaming or adaptive"),
+            ("DYNASOAR_DO_ALL_WAVES", "0", "auto or a number from 1 to 16"),
+            ("DYNASOAR_DO_ALL_WAVES", "17", "auto or a number from 1 to 16"),
             ("DYNASOAR_DO_ALL_REPORT", "true", "1 or 0"),
             ("DYNASOAR_REUSE_LISTINGS", "off", "0 or 1"),
             ("DYNASOAR_ENUMERATION", "Flat", "flat or hierarchical"),
@@ -308,7 +329,7 @@ mod tests {
             .map(|l| format!("DYNASOAR_{}", &l[..l.find('`').unwrap()]))
             .collect();
         rows.sort();
-        assert_eq!(read.len(), 12);
+        assert_eq!(read.len(), 13);
         assert_eq!(read, rows);
     }
 }

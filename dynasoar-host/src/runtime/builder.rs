@@ -10,7 +10,7 @@ use super::Runtime;
 use super::listings::Listings;
 use super::profile::Profile;
 use crate::backend::{Backend, Executor, ExecutorOptions};
-use crate::do_all::{DoAllLoop, LoopTuner};
+use crate::do_all::{DoAllLoop, DoAllWaves, LoopTuner, WaveTuner};
 use crate::error::{Error, Result};
 use crate::heap::{AllocatorVariant, DeviceHeap, Enumeration};
 use crate::store::{DynasoarStore, ModelPtx, StoreFactory, StoreSpec};
@@ -34,6 +34,7 @@ pub struct RuntimeBuilder<A> {
     /// `None`: as `DYNASOAR_REUSE_LISTINGS` says.
     reuse_listings: Option<bool>,
     do_all_loop: DoAllLoop,
+    do_all_waves: DoAllWaves,
     /// `None`: as `DYNASOAR_ENUMERATION` says.
     enumeration: Option<Enumeration>,
     /// `None`: as `DYNASOAR_ALLOCATOR_VARIANT` says.
@@ -57,6 +58,7 @@ impl<A: AllocatorSpec> Runtime<A> {
             profile_methods: None,
             reuse_listings: None,
             do_all_loop: DoAllLoop::Auto,
+            do_all_waves: DoAllWaves::Auto,
             enumeration: None,
             allocator_variant: None,
             _alloc: PhantomData,
@@ -197,6 +199,15 @@ impl<A: AllocatorSpec> RuntimeBuilder<A> {
         self
     }
 
+    /// How many times the grid of whole waves a `parallel_do` on the plain loop launches
+    /// (default [`DoAllWaves::Auto`]: timed per method and class on the first launches, see
+    /// [`DoAllWaves`] and [`Runtime::do_all_waves`]). `DYNASOAR_DO_ALL_WAVES=auto|N` overrides
+    /// it. Every choice visits the same objects; only the speed differs.
+    pub fn do_all_waves(mut self, choice: DoAllWaves) -> Self {
+        self.do_all_waves = choice;
+        self
+    }
+
     /// How the heap lists a class's blocks before each do-all over it (by default as
     /// `DYNASOAR_ENUMERATION=flat|hierarchical` says, else [`Enumeration::Hierarchical`] in
     /// heaps of at least 4M blocks, where it was faster on an H200, and flat in smaller ones). Both list the same blocks; the flat form tests every block of the
@@ -230,6 +241,7 @@ impl<A: AllocatorSpec> RuntimeBuilder<A> {
         let profile_methods = self.profile_methods.unwrap_or(settings.profile);
         let reuse_listings = self.reuse_listings.unwrap_or(settings.reuse_listings);
         let do_all_loop = settings.do_all.unwrap_or(self.do_all_loop);
+        let do_all_waves = settings.do_all_waves.unwrap_or(self.do_all_waves);
         let spec = StoreSpec { heap_bytes, block_bytes: A::BLOCK_BYTES, classes: A::CLASSES };
         let store = self.store.create(&exec, spec)?;
         if let (Some(enumeration), Some(heap)) =
@@ -245,6 +257,7 @@ impl<A: AllocatorSpec> RuntimeBuilder<A> {
         let listings = (store.lists_classes() && reuse_listings).then(|| Mutex::new(Listings::new(&exec)));
         Ok(Runtime {
             loops: LoopTuner::new(do_all_loop, &exec),
+            waves: WaveTuner::new(do_all_waves, &exec),
             exec,
             store,
             deferred: self.deferred_checks,

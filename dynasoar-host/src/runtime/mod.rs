@@ -28,7 +28,7 @@ pub use profile::{KernelTime, Timings};
 use profile::{Phase, Profile};
 
 use crate::backend::{BackendKind, Executor, Grid};
-use crate::do_all::{DoAllLoop, LoopChoice, LoopTuner, Pick};
+use crate::do_all::{DoAllLoop, DoAllWaves, LoopChoice, LoopTuner, Pick, WaveChoice, WavePick, WaveTuner};
 use crate::error::{Error, Result};
 use crate::heap::{DeviceHeap, HeapStats};
 use crate::store::HostStore;
@@ -65,6 +65,8 @@ pub struct Runtime<A> {
     listings: Option<Mutex<Listings>>,
     /// Which do-all loop each method runs.
     loops: LoopTuner,
+    /// How many waves each method's plain-loop grid has.
+    waves: WaveTuner,
     /// When the runtime last checked for errors (see [`DEFERRED_CHECK_INTERVAL`]).
     last_check: Mutex<Instant>,
     /// The allocator's classes (`A::CLASSES`), for what `Drop` reports.
@@ -210,18 +212,34 @@ impl<A: AllocatorSpec> Runtime<A> {
                 ranked,
                 arg,
             };
+            // The plain loop's grid: timed per method and class (`DoAllWaves`), unless the
+            // launch is a trial of the loops (then one wave grid, so that the loops are
+            // compared alike).
+            let mut waves = WavePick { waves: 1, trial: None };
             let grid = if pick.streaming {
                 self.streaming_grid(launch, class)?
             } else if method.lanes() > 1 && self.exec.kind() == BackendKind::Cuda {
                 self.lanes_grid(launch, class, method.lanes())?
             } else {
-                self.do_all_grid(launch, class)?
+                if !pick.timed {
+                    waves = self.waves.pick(&self.exec, kernel.name(), id)?;
+                }
+                self.do_all_grid(launch, class, waves.waves)?
             };
             // A captured launch cannot be timed: its pick is recorded as it is.
-            let start = if pick.timed && !self.exec.capturing() { Some(self.exec.marker()?) } else { None };
+            let timed_waves = waves.trial.filter(|t| t.1).map(|t| t.0);
+            let start = if (pick.timed || timed_waves.is_some()) && !self.exec.capturing() {
+                Some(self.exec.marker()?)
+            } else {
+                None
+            };
             self.timed(Phase::Method(launch.name()), chained, || self.exec.launch(launch, grid, params))?;
             if let Some(start) = start {
-                self.loops.timed(kernel.name(), id, pick.streaming, start, self.exec.marker()?);
+                let end = self.exec.marker()?;
+                match timed_waves {
+                    Some(way) => self.waves.timed(kernel.name(), id, way, start, end),
+                    None => self.loops.timed(kernel.name(), id, pick.streaming, start, end),
+                }
             }
             ran_plain |= !pick.streaming;
             ran_streaming |= pick.streaming;
@@ -241,11 +259,18 @@ impl<A: AllocatorSpec> Runtime<A> {
         }
     }
 
-    /// Whole waves of `kernel`, a do-all or gather over `class` with the plain loop, in blocks
-    /// of a multiple of its objects per block, so that each thread keeps one slot for the whole
-    /// loop (see `for_each_listed` in the device crate). The AOS store's loop takes any grid.
-    fn do_all_grid<P: Plain>(&self, kernel: &dynasoar_device::Kernel<P>, class: &ClassInfo) -> Result<Grid> {
-        self.exec.wave_grid(kernel, self.store.block_threads(class, THREADS))
+    /// `waves` times whole waves of `kernel`, a do-all or gather over `class` with the plain
+    /// loop, in blocks of a multiple of its objects per block, so that each thread keeps one
+    /// slot for the whole loop (see `for_each_listed` in the device crate). The AOS store's
+    /// loop takes any grid.
+    fn do_all_grid<P: Plain>(
+        &self,
+        kernel: &dynasoar_device::Kernel<P>,
+        class: &ClassInfo,
+        waves: u32,
+    ) -> Result<Grid> {
+        let grid = self.exec.wave_grid(kernel, self.store.block_threads(class, THREADS))?;
+        Ok(Grid::new(grid.blocks.saturating_mul(waves.max(1)), grid.threads))
     }
 
     /// About whole waves of `kernel`, a do-all of a method with `lanes` threads per object over
@@ -285,6 +310,18 @@ impl<A: AllocatorSpec> Runtime<A> {
     /// adaptive on the CPU backend are plain).
     pub fn do_all_loop(&self) -> DoAllLoop {
         self.loops.mode()
+    }
+
+    /// How many waves each method's plain-loop grid has over each class, as decided so far
+    /// (see [`DoAllWaves`]); only methods timed under [`DoAllWaves::Auto`] are listed.
+    pub fn do_all_waves(&self) -> Vec<WaveChoice> {
+        self.waves.choices()
+    }
+
+    /// The grid choice in force: the builder's, or `DYNASOAR_DO_ALL_WAVES`'s (one wave grid
+    /// on the CPU backend).
+    pub fn do_all_wave_choice(&self) -> DoAllWaves {
+        self.waves.mode()
     }
 
     /// Create `count` objects of class `T`, object `i` initialised by `constructor(dev, i)`, a
@@ -371,7 +408,7 @@ impl<A: AllocatorSpec> Runtime<A> {
                 written: written.ptr(),
                 handles: handles.as_ref().map_or(dynasoar_device::DevPtr::null(), |h| h.ptr()),
             };
-            self.exec.launch(&T::GATHER, self.do_all_grid(&T::GATHER, class)?, params)?;
+            self.exec.launch(&T::GATHER, self.do_all_grid(&T::GATHER, class, 1)?, params)?;
             let n = self.exec.read_all(&written)?[0] as usize;
             if n > capacity {
                 return Err(Error::InvalidArgument(format!(

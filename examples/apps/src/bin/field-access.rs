@@ -5,7 +5,7 @@
 
 use clap::Parser;
 use dynasoar::AllocatorSpec;
-use dynasoar::host::{DoAllLoop, Executor, ExecutorOptions};
+use dynasoar::host::{DoAllLoop, Executor, ExecutorOptions, TIMED_LAUNCHES, WAVE_CHOICES};
 use dynasoar_examples::cli::{exit_on_error_without_heap_flag, note_cpu_default_size, try_collect};
 use dynasoar_examples::{CommonArgs, MODELS_PTX, RunOptions, outln};
 use dynasoar_models::field_bench::{ARRAY_BUMP, ArrayParams, Scalar, ScalarHeap, VALUES};
@@ -87,7 +87,9 @@ fn measure_passes(
         .build()?;
     let exec = rt.executor();
     rt.parallel_new(Scalar::create, n)?;
-    let warmup = 3;
+    // Enough passes for the runtime's choices of grid to be made (`DoAllWaves::Auto` times the
+    // first launches of each method), so that the timed passes all run the grid it kept.
+    let warmup = 3 + (WAVE_CHOICES.len() as u32) * (1 + TIMED_LAUNCHES);
     for _ in 0..warmup {
         rt.parallel_do(Scalar::bump)?;
     }
