@@ -63,11 +63,20 @@ struct Trial<const N: usize> {
     samples: [u32; N],
     /// The way chosen, once decided.
     chosen: Option<usize>,
+    /// Decisions made, this one and those of earlier trials of the same launches.
+    decisions: u32,
 }
 
 impl<const N: usize> Default for Trial<N> {
     fn default() -> Self {
-        Trial { launches: 0, pending: Vec::new(), time: [Duration::ZERO; N], samples: [0; N], chosen: None }
+        Trial {
+            launches: 0,
+            pending: Vec::new(),
+            time: [Duration::ZERO; N],
+            samples: [0; N],
+            chosen: None,
+            decisions: 0,
+        }
     }
 }
 
@@ -99,6 +108,7 @@ impl<const N: usize> Trial<N> {
     /// Decide for `way` and give the markers of launches still pending back.
     fn decide(&mut self, exec: &Executor, way: usize) {
         self.chosen = Some(way);
+        self.decisions += 1;
         self.launches = 0;
         for (_, start, end) in self.pending.drain(..) {
             exec.recycle(start);
@@ -232,8 +242,10 @@ impl LoopTuner {
 /// The multiples of the wave grid that [`DoAllWaves::Auto`] times.
 pub const WAVE_CHOICES: [u32; 3] = [1, 2, 4];
 
-/// Launches of a method over a class after which [`DoAllWaves::Auto`] times its grids again.
-const RETRIAL_AFTER: u32 = 500;
+/// Launches of a method over a class after a decision of [`DoAllWaves::Auto`], after which it
+/// times the grids again (the objects' work may have changed: timed only on its first
+/// launches, generation kept grids that made its whole run 8-16% slower on an H200).
+pub const WAVE_RETRIAL_AFTER: u32 = 500;
 
 /// A larger grid is kept only if it took less than this share of one wave grid's time: on a
 /// tie the smaller grid, which launches fewer thread blocks, stays.
@@ -266,8 +278,11 @@ pub struct WaveChoice {
     pub class: u8,
     /// The multiple of the wave grid kept; `None` while still timing.
     pub waves: Option<u32>,
-    /// Mean device time of a timed launch at each of [`WAVE_CHOICES`].
+    /// Mean device time of a timed launch at each of [`WAVE_CHOICES`], in the current trial.
     pub times: Vec<Option<Duration>>,
+    /// Decisions made so far (one per trial: the grids are timed again every
+    /// [`WAVE_RETRIAL_AFTER`] launches).
+    pub decisions: u32,
 }
 
 /// Chooses the grid of each method's plain-loop launches over each class ([`DoAllWaves`]).
@@ -314,13 +329,13 @@ impl WaveTuner {
         let mut trials = self.trials.lock().unwrap();
         let trial = trials.entry((kernel, class)).or_default();
         if let Some(way) = trial.chosen {
-            // A kept choice holds for `RETRIAL_AFTER` launches; then the grids are timed
+            // A kept choice holds for `WAVE_RETRIAL_AFTER` launches; then the grids are timed
             // again, as the objects' work may have changed since.
             trial.launches += 1;
-            if trial.launches < RETRIAL_AFTER || exec.capturing() {
+            if trial.launches < WAVE_RETRIAL_AFTER || exec.capturing() {
                 return Ok(WavePick { waves: WAVE_CHOICES[way], trial: None });
             }
-            *trial = Trial::default();
+            *trial = Trial { decisions: trial.decisions, ..Trial::default() };
         }
         if exec.capturing() {
             return Ok(WavePick { waves: 1, trial: None });
@@ -352,6 +367,7 @@ impl WaveTuner {
                 class,
                 waves: t.chosen.map(|way| WAVE_CHOICES[way]),
                 times: (0..WAVE_CHOICES.len()).map(|i| t.mean(i)).collect(),
+                decisions: t.decisions,
             })
             .collect();
         choices.sort_by_key(|c| (c.kernel, c.class));
@@ -376,7 +392,13 @@ impl Drop for WaveTuner {
                 })
                 .collect();
             let choice = c.waves.map_or("undecided".to_string(), |w| format!("x{w}"));
-            eprintln!("do-all grid {} class {}: {choice} ({})", c.kernel, c.class, times.join(", "));
+            eprintln!(
+                "do-all grid {} class {}: {choice} ({}; {} decisions)",
+                c.kernel,
+                c.class,
+                times.join(", "),
+                c.decisions
+            );
         }
     }
 }

@@ -20,7 +20,10 @@ mod totals;
 pub use backend::{
     Backend, BackendKind, Buffer, Executor, ExecutorOptions, Grid, Marker, ModuleCompile, Recording,
 };
-pub use do_all::{DoAllLoop, DoAllWaves, LoopChoice, MAX_WAVES, TIMED_LAUNCHES, WAVE_CHOICES, WaveChoice};
+pub use do_all::{
+    DoAllLoop, DoAllWaves, LoopChoice, MAX_WAVES, TIMED_LAUNCHES, WAVE_CHOICES, WAVE_RETRIAL_AFTER,
+    WaveChoice,
+};
 pub use error::{Error, KernelNames, Result};
 pub use heap::{AllocatorVariant, DeviceHeap, Enumeration, HeapClass, HeapSnapshot, HeapStats};
 pub use runtime::{DEFAULT_HEAP_BYTES, KernelTime, Runtime, RuntimeBuilder, StepGraph, Timings};

@@ -65,16 +65,17 @@ pub enum DoAllLoop {
     Streaming,
 }
 
-/// How many waves of threads a `parallel_do` on the plain loop launches (see
-/// [`RuntimeBuilder::do_all_waves`](crate::RuntimeBuilder::do_all_waves)): its grid is this
-/// many times the grid of whole waves that fills the GPU once, and its threads stride over
-/// the class's objects.
+/// How large a grid a `parallel_do` on the plain loop launches (see
+/// [`RuntimeBuilder::do_all_waves`](crate::RuntimeBuilder::do_all_waves)): this many times the
+/// grid of whole waves of its kernel that holds about as many threads as fill the GPU once;
+/// its threads stride over the class's objects. Every choice visits the same objects.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum DoAllWaves {
     /// Time 1, 2 and 4 times the grid on the first launches of each method and class (a first
-    /// launch to warm up, then [`TIMED_LAUNCHES`](crate::TIMED_LAUNCHES) of each, in turn) and
-    /// keep the fastest; a larger grid only if it took less than 97% of the time of the one
-    /// wave. On the CPU backend, and for methods with lanes, always one.
+    /// launch of each to warm up, then [`TIMED_LAUNCHES`](crate::TIMED_LAUNCHES) of each, in
+    /// turn) and keep the fastest, a larger grid only if it took less than 97% of the time of
+    /// one; time them again after [`WAVE_RETRIAL_AFTER`](crate::WAVE_RETRIAL_AFTER) launches.
+    /// On the CPU backend, for methods with lanes and for gathers, always one.
     #[default]
     Auto,
     /// Always this many times the grid (1 up to [`MAX_WAVES`]).

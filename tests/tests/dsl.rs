@@ -152,6 +152,81 @@ fn the_streaming_loop_visits_every_object_once_on_gpu() {
     }
 }
 
+/// The plain loop's grid (`DoAllWaves`) changes which thread visits an object, never which
+/// objects are visited: at one, three and sixteen times the wave grid, and under the timed
+/// choice (whose trials launch 1, 2 and 4 times it in turn and then keep one), every object of
+/// classes from one object to 40 thread blocks' worth of blocks is bumped exactly once a
+/// launch, and the timed choice decides after its trials.
+#[test]
+fn every_grid_of_the_plain_loop_visits_every_object_once_on_gpu() {
+    use dynasoar::AllocatorSpec;
+    use dynasoar::host::{DoAllWaves, WAVE_CHOICES, WAVE_RETRIAL_AFTER};
+    use dynasoar_models::field_bench::{Scalar, ScalarHeap, VALUES};
+    let test = "every_grid_of_the_plain_loop_visits_every_object_once_on_gpu";
+    // Enough launches for the timed choice's trials (the first launch of each grid untimed,
+    // then `TIMED_LAUNCHES` each) and a few after its decision.
+    let trial = WAVE_CHOICES.len() as u32 * (1 + TIMED_LAUNCHES);
+    for waves in [DoAllWaves::Fixed(1), DoAllWaves::Fixed(3), DoAllWaves::Fixed(16), DoAllWaves::Auto] {
+        for n in [1u64, 100, 64 * 4224 + 1, 64 * 4224 * 40 + 123] {
+            // For 100 objects under the timed choice, past its second trial too.
+            let retrial = waves == DoAllWaves::Auto && n == 100;
+            let launches = if retrial { trial + WAVE_RETRIAL_AFTER + trial + 3 } else { trial + 3 };
+            let heap = n.div_ceil(64) * ScalarHeap::BLOCK_BYTES + (8 << 20);
+            let Some(builder) = dynasoar_tests::runtime_builder::<ScalarHeap>(Some(test)) else { return };
+            let rt =
+                builder.heap_bytes(heap).do_all_loop(DoAllLoop::Plain).do_all_waves(waves).build().unwrap();
+            assert_eq!(rt.do_all_wave_choice(), waves);
+            rt.parallel_new(Scalar::create, n).unwrap();
+            for _ in 0..launches {
+                rt.parallel_do(Scalar::bump).unwrap();
+                // Each launch's timed trial is read without waiting; a sync lets the next
+                // launch see it, so the decision falls within `launches`.
+                rt.sync().unwrap();
+            }
+            let mut xs: Vec<f32> = rt.collect::<Scalar>().unwrap().into_iter().map(|s| s.x).collect();
+            xs.sort_by(f32::total_cmp);
+            let mut want: Vec<f32> = (0..n).map(|i| (i % VALUES) as f32 + launches as f32).collect();
+            want.sort_by(f32::total_cmp);
+            assert!(xs == want, "{waves:?}, {n} objects: not every object was bumped once a launch");
+            let choices = rt.do_all_waves();
+            if waves == DoAllWaves::Auto {
+                let bump =
+                    choices.iter().find(|c| c.kernel.contains("Scalar__bump")).expect("bump was timed");
+                assert!(bump.waves.is_some(), "{n} objects: no decision after {launches} launches: {bump:?}");
+                assert!(bump.times.iter().all(|t| t.is_some()), "{bump:?}");
+                assert_eq!(bump.decisions, if retrial { 2 } else { 1 }, "{n} objects: {bump:?}");
+                println!("{test}: {n} objects: {bump:?}");
+            } else {
+                assert!(choices.is_empty(), "{waves:?} times nothing: {choices:?}");
+            }
+        }
+    }
+}
+
+/// On the CPU backend every choice of grid runs one wave grid (its worker threads take
+/// contiguous shares), and nothing is timed.
+#[test]
+fn the_plain_loop_grid_is_one_wave_grid_on_cpu() {
+    use dynasoar::host::DoAllWaves;
+    for waves in [DoAllWaves::Auto, DoAllWaves::Fixed(4)] {
+        let rt = dynasoar_tests::runtime_builder::<DemoAlloc>(None)
+            .unwrap()
+            .heap_bytes(8 << 20)
+            .do_all_waves(waves)
+            .build()
+            .unwrap();
+        assert_eq!(rt.do_all_wave_choice(), DoAllWaves::Fixed(1));
+        rt.parallel_new(Foo::create, 100).unwrap();
+        for _ in 0..14 {
+            rt.parallel_do_with(Foo::increment, 1i32).unwrap();
+        }
+        assert!(rt.do_all_waves().is_empty(), "{waves:?}: {:?}", rt.do_all_waves());
+        let mut a: Vec<i32> = rt.collect::<Foo>().unwrap().iter().map(|f| f.a).collect();
+        a.sort();
+        assert_eq!(a, (14..114).collect::<Vec<i32>>());
+    }
+}
+
 /// The adaptive choice times both loops on the first launches of a method and then keeps one,
 /// without changing what the method does.
 #[test]
