@@ -136,9 +136,31 @@ impl<const N: usize> Trial<N> {
     }
 }
 
+/// The trials of every method and class, by kernel name and type id.
+struct Trials<const N: usize>(Mutex<HashMap<(&'static str, u8), Trial<N>>>);
+
+impl<const N: usize> Trials<N> {
+    fn new() -> Self {
+        Trials(Mutex::new(HashMap::new()))
+    }
+
+    /// Remember the markers around a timed launch of `way`.
+    fn timed(&self, kernel: &'static str, class: u8, way: usize, start: Marker, end: Marker) {
+        self.0.lock().unwrap().entry((kernel, class)).or_default().pending.push((way, start, end));
+    }
+
+    /// `f` of each trial, sorted by kernel name and class.
+    fn each<T>(&self, f: impl Fn(&'static str, u8, &Trial<N>) -> T) -> Vec<T> {
+        let trials = self.0.lock().unwrap();
+        let mut keys: Vec<_> = trials.keys().copied().collect();
+        keys.sort();
+        keys.into_iter().map(|key| f(key.0, key.1, &trials[&key])).collect()
+    }
+}
+
 pub(crate) struct LoopTuner {
     mode: DoAllLoop,
-    trials: Mutex<HashMap<(&'static str, u8), Trial<2>>>,
+    trials: Trials<2>,
     /// Print the decisions when the runtime goes (`DYNASOAR_DO_ALL_REPORT=1`).
     report: bool,
 }
@@ -170,7 +192,7 @@ impl LoopTuner {
             (DoAllLoop::Adaptive | DoAllLoop::Auto, BackendKind::Cpu) => DoAllLoop::Plain,
             (mode, _) => mode,
         };
-        LoopTuner { mode, trials: Mutex::new(HashMap::new()), report: exec.settings().do_all_report }
+        LoopTuner { mode, trials: Trials::new(), report: exec.settings().do_all_report }
     }
 
     /// The choice in force (adaptive and auto on the CPU backend are plain).
@@ -193,7 +215,7 @@ impl LoopTuner {
             DoAllLoop::Streaming => return Ok(Pick { streaming: true, timed: false }),
             DoAllLoop::Auto | DoAllLoop::Adaptive => {}
         }
-        let mut trials = self.trials.lock().unwrap();
+        let mut trials = self.trials.0.lock().unwrap();
         let trial = trials.entry((kernel, class)).or_default();
         if let Some(way) = trial.chosen {
             return Ok(Pick { streaming: way == 1, timed: false });
@@ -217,25 +239,18 @@ impl LoopTuner {
 
     /// Remember the markers around a timed launch.
     pub fn timed(&self, kernel: &'static str, class: u8, streaming: bool, start: Marker, end: Marker) {
-        let mut trials = self.trials.lock().unwrap();
-        trials.entry((kernel, class)).or_default().pending.push((streaming as usize, start, end));
+        self.trials.timed(kernel, class, streaming as usize, start, end);
     }
 
     /// The decisions and timings so far, by kernel name and class.
     pub fn choices(&self) -> Vec<LoopChoice> {
-        let trials = self.trials.lock().unwrap();
-        let mut choices: Vec<LoopChoice> = trials
-            .iter()
-            .map(|(&(kernel, class), t)| LoopChoice {
-                kernel,
-                class,
-                streaming: t.chosen.map(|way| way == 1),
-                plain: t.mean(0),
-                streamed: t.mean(1),
-            })
-            .collect();
-        choices.sort_by_key(|c| (c.kernel, c.class));
-        choices
+        self.trials.each(|kernel, class, t| LoopChoice {
+            kernel,
+            class,
+            streaming: t.chosen.map(|way| way == 1),
+            plain: t.mean(0),
+            streamed: t.mean(1),
+        })
     }
 }
 
@@ -299,7 +314,7 @@ pub struct WaveChoice {
 /// so the runtime times the choices per method and class.
 pub(crate) struct WaveTuner {
     mode: DoAllWaves,
-    trials: Mutex<HashMap<(&'static str, u8), Trial<{ WAVE_CHOICES.len() }>>>,
+    trials: Trials<{ WAVE_CHOICES.len() }>,
     /// Print the decisions when the runtime goes (`DYNASOAR_DO_ALL_REPORT=1`).
     report: bool,
 }
@@ -311,7 +326,7 @@ impl WaveTuner {
             (DoAllWaves::Fixed(n), _) => DoAllWaves::Fixed(n.clamp(1, MAX_WAVES)),
             (mode, _) => mode,
         };
-        WaveTuner { mode, trials: Mutex::new(HashMap::new()), report: exec.settings().do_all_report }
+        WaveTuner { mode, trials: Trials::new(), report: exec.settings().do_all_report }
     }
 
     /// The choice in force (one wave grid on the CPU backend).
@@ -326,7 +341,7 @@ impl WaveTuner {
         if let DoAllWaves::Fixed(waves) = self.mode {
             return Ok(WavePick { waves, trial: None });
         }
-        let mut trials = self.trials.lock().unwrap();
+        let mut trials = self.trials.0.lock().unwrap();
         let trial = trials.entry((kernel, class)).or_default();
         if let Some(way) = trial.chosen {
             // A kept choice holds for `WAVE_RETRIAL_AFTER` launches; then the grids are timed
@@ -353,25 +368,18 @@ impl WaveTuner {
 
     /// Remember the markers around a timed launch of choice `way`.
     pub fn timed(&self, kernel: &'static str, class: u8, way: usize, start: Marker, end: Marker) {
-        let mut trials = self.trials.lock().unwrap();
-        trials.entry((kernel, class)).or_default().pending.push((way, start, end));
+        self.trials.timed(kernel, class, way, start, end);
     }
 
     /// The decisions and timings so far, by kernel name and class.
     pub fn choices(&self) -> Vec<WaveChoice> {
-        let trials = self.trials.lock().unwrap();
-        let mut choices: Vec<WaveChoice> = trials
-            .iter()
-            .map(|(&(kernel, class), t)| WaveChoice {
-                kernel,
-                class,
-                waves: t.chosen.map(|way| WAVE_CHOICES[way]),
-                times: (0..WAVE_CHOICES.len()).map(|i| t.mean(i)).collect(),
-                decisions: t.decisions,
-            })
-            .collect();
-        choices.sort_by_key(|c| (c.kernel, c.class));
-        choices
+        self.trials.each(|kernel, class, t| WaveChoice {
+            kernel,
+            class,
+            waves: t.chosen.map(|way| WAVE_CHOICES[way]),
+            times: (0..WAVE_CHOICES.len()).map(|i| t.mean(i)).collect(),
+            decisions: t.decisions,
+        })
     }
 }
 
