@@ -1,6 +1,8 @@
-//! Which loop a `parallel_do` kernel runs: the plain one, or the streaming one, which shares
-//! list entries across a warp and prefetches the next object's first field (see
-//! `for_each_listed_streaming` in the device crate).
+//! How a `parallel_do` kernel runs: which loop (the plain one, or the streaming one, which
+//! shares list entries across a warp and prefetches the next object's first field, see
+//! `for_each_listed_streaming` in the device crate; [`LoopTuner`]), and how large the plain
+//! loop's grid is ([`WaveTuner`]). Both tuners time trial launches with events read without
+//! waiting ([`Trial`]).
 //!
 //! The streaming loop makes short methods over many objects faster (`x += 1.0` over 16M
 //! objects on an H100: 75 -> 63 us, 64% -> 76% of the copy's bandwidth) and long ones slower,
