@@ -264,15 +264,27 @@ pub const WAVE_CHOICES: [u32; 3] = [1, 2, 4];
 /// launches, generation kept grids that made its whole run 8-16% slower on an H200).
 pub const WAVE_RETRIAL_AFTER: u32 = 500;
 
-/// A larger grid is kept only if it took less than this share of one wave grid's time: on a
-/// tie the smaller grid, which launches fewer thread blocks, stays.
+/// A larger grid is kept only if it took less than this share of one wave grid's time, and
+/// at least [`MORE_WAVES_MUST_SAVE`] less: on a tie the smaller grid, which launches fewer
+/// thread blocks, stays.
 const MORE_WAVES_MUST_TAKE: f64 = 0.97;
 
+/// What a larger grid must save a launch to be kept. Kernels of a few microseconds (tiny
+/// problems, where a step's time is its launches) differ by less than the timing's noise, and
+/// a larger grid only adds thread blocks to them.
+const MORE_WAVES_MUST_SAVE: Duration = Duration::from_micros(2);
+
 /// The wave multiple to keep from the mean time of a launch at each of [`WAVE_CHOICES`]: the
-/// fastest, but one wave grid unless the other took less than 97% of its time.
+/// fastest, but one wave grid unless the other took less than 97% of its time and at least
+/// 2 us less.
 fn fastest_waves(means: [Duration; WAVE_CHOICES.len()]) -> usize {
     let best = (0..means.len()).min_by_key(|&i| means[i]).unwrap_or(0);
-    if means[best] < means[0].mul_f64(MORE_WAVES_MUST_TAKE) { best } else { 0 }
+    let saves = means[0].saturating_sub(means[best]);
+    if means[best] < means[0].mul_f64(MORE_WAVES_MUST_TAKE) && saves >= MORE_WAVES_MUST_SAVE {
+        best
+    } else {
+        0
+    }
 }
 
 /// How many waves the grid of the next plain-loop launch of a method over one class has.
@@ -428,6 +440,9 @@ mod tests {
         // Slower, or within 3% of one wave grid: one wave grid.
         assert_eq!(fastest_waves(us([100, 110, 120])), 0);
         assert_eq!(fastest_waves(us([100, 98, 99])), 0);
+        // Faster by a large share of a short kernel, but by less than 2 us: one wave grid.
+        assert_eq!(fastest_waves(us([5, 4, 4])), 0);
+        assert_eq!(fastest_waves(us([5, 3, 4])), 1);
     }
 
     #[test]
