@@ -74,7 +74,8 @@ pub enum DoAllWaves {
     /// Time 1, 2 and 4 times the grid on the first launches of each method and class (a first
     /// launch of each to warm up, then [`TIMED_LAUNCHES`](crate::TIMED_LAUNCHES) of each, in
     /// turn) and keep the fastest, a larger grid only if it took less than 97% of the time of
-    /// one; time them again after [`WAVE_RETRIAL_AFTER`](crate::WAVE_RETRIAL_AFTER) launches.
+    /// one and at least 2 us less; time them again after
+    /// [`WAVE_RETRIAL_AFTER`](crate::WAVE_RETRIAL_AFTER) launches.
     /// On the CPU backend, for methods with lanes and for gathers, always one.
     #[default]
     Auto,
