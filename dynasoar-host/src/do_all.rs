@@ -292,9 +292,9 @@ fn fastest_waves(means: [Duration; WAVE_CHOICES.len()]) -> usize {
 pub(crate) struct WavePick {
     /// The multiple of the wave grid.
     pub waves: u32,
-    /// Which of [`WAVE_CHOICES`] it is, and whether to time the launch (a trial of
-    /// [`DoAllWaves::Auto`]); `None`: not a trial.
-    pub trial: Option<(usize, bool)>,
+    /// Which of [`WAVE_CHOICES`] it is where the launch is to be timed (a trial of
+    /// [`DoAllWaves::Auto`]); `None`: not timed.
+    pub timed: Option<usize>,
 }
 
 /// What the runtime decided for the grid of one method and class (see
@@ -353,7 +353,7 @@ impl WaveTuner {
     /// wave grid and counts nothing.
     pub fn pick(&self, exec: &Executor, kernel: &'static str, class: u8) -> Result<WavePick> {
         if let DoAllWaves::Fixed(waves) = self.mode {
-            return Ok(WavePick { waves, trial: None });
+            return Ok(WavePick { waves, timed: None });
         }
         let mut trials = self.trials.0.lock().unwrap();
         let trial = trials.entry((kernel, class)).or_default();
@@ -362,22 +362,22 @@ impl WaveTuner {
             // again, as the objects' work may have changed since.
             trial.launches += 1;
             if trial.launches < WAVE_RETRIAL_AFTER || exec.capturing() {
-                return Ok(WavePick { waves: WAVE_CHOICES[way], trial: None });
+                return Ok(WavePick { waves: WAVE_CHOICES[way], timed: None });
             }
             *trial = Trial { decisions: trial.decisions, ..Trial::default() };
         }
         if exec.capturing() {
-            return Ok(WavePick { waves: 1, trial: None });
+            return Ok(WavePick { waves: 1, timed: None });
         }
         trial.read_finished(exec)?;
         if trial.complete() {
             let means = core::array::from_fn(|i| trial.mean(i).unwrap_or_default());
             let way = fastest_waves(means);
             trial.decide(exec, way);
-            return Ok(WavePick { waves: WAVE_CHOICES[way], trial: None });
+            return Ok(WavePick { waves: WAVE_CHOICES[way], timed: None });
         }
         let (way, timed) = trial.next_launch();
-        Ok(WavePick { waves: WAVE_CHOICES[way], trial: Some((way, timed)) })
+        Ok(WavePick { waves: WAVE_CHOICES[way], timed: timed.then_some(way) })
     }
 
     /// Remember the markers around a timed launch of choice `way`.

@@ -215,7 +215,7 @@ impl<A: AllocatorSpec> Runtime<A> {
             // The plain loop's grid: timed per method and class (`DoAllWaves`), unless the
             // launch is a trial of the loops (then one wave grid, so that the loops are
             // compared alike).
-            let mut waves = WavePick { waves: 1, trial: None };
+            let mut waves = WavePick { waves: 1, timed: None };
             let grid = if pick.streaming {
                 self.streaming_grid(launch, class)?
             } else if method.lanes() > 1 && self.exec.kind() == BackendKind::Cuda {
@@ -227,8 +227,7 @@ impl<A: AllocatorSpec> Runtime<A> {
                 self.do_all_grid(launch, class, waves.waves)?
             };
             // A captured launch cannot be timed: its pick is recorded as it is.
-            let timed_waves = waves.trial.filter(|t| t.1).map(|t| t.0);
-            let start = if (pick.timed || timed_waves.is_some()) && !self.exec.capturing() {
+            let start = if (pick.timed || waves.timed.is_some()) && !self.exec.capturing() {
                 Some(self.exec.marker()?)
             } else {
                 None
@@ -236,7 +235,7 @@ impl<A: AllocatorSpec> Runtime<A> {
             self.timed(Phase::Method(launch.name()), chained, || self.exec.launch(launch, grid, params))?;
             if let Some(start) = start {
                 let end = self.exec.marker()?;
-                match timed_waves {
+                match waves.timed {
                     Some(way) => self.waves.timed(kernel.name(), id, way, start, end),
                     None => self.loops.timed(kernel.name(), id, pick.streaming, start, end),
                 }

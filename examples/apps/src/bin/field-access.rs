@@ -16,7 +16,7 @@ struct Args {
     /// Objects.
     #[arg(long, default_value_t = DEFAULT_OBJECTS, value_parser = clap::value_parser!(u64).range(1..))]
     objects: u64,
-    /// Timed repetitions (after 3 warm-up ones).
+    /// Timed repetitions (after the warm-up ones, see `measure_passes`).
     #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..))]
     reps: u32,
     #[command(flatten)]
