@@ -8,7 +8,11 @@ fn main() {
     // 247 -> 203 ms; the same cap made generation 16% slower and left the other apps within
     // 2%, so they have none. Measured again on 2026-11-28 (H200, docs/results/2026-11-28-s2/
     // caps-ab.txt): 80 still the fastest of 64, 72, 80, 96 and none for both (Wa-Tor 0.321 s
-    // against 0.326-0.338, the Game of Life 0.123 s, 72 the same, against 0.126-0.180).
+    // against 0.326-0.338, the Game of Life 0.123 s, 72 the same, against 0.126-0.180). Since
+    // the allocator's give-back no longer inlines a block's free into every allocation
+    // (2026-11-29, eighth session; docs/results/2026-11-29-s8/rollback-ab.txt), the Game of
+    // Life's heap runs faster at 64 (0.097 and 0.098 s against 0.105 and 0.105 s at 80), Wa-Tor's
+    // slower (0.303 against 0.294 s), so the Game of Life's cap is 64.
     // Generation's updates (128 registers uncapped) were no faster at 112 and slower at 104 and
     // 96 (2026-11-28, docs/results/2026-11-28-s3/generation-caps-ab.txt).
     // Traffic's `create_car` (136 registers without a cap, for the allocation path that 2% of
@@ -34,7 +38,7 @@ fn main() {
     // allocators) has no cap: it was not measured there.
     dynasoar_build::PtxBuilder::new("../models")
         .max_registers_for("__OceanHeap__", 80)
-        .max_registers_for("__GolHeap__", 80)
+        .max_registers_for("__GolHeap__", 64)
         .max_registers_for("__TrafficHeap__ProducerCell__create_car", 64)
         .max_registers_for("__SugarscapeHeap__Male__mate", 80)
         .max_registers_for("__NbodyHeap__Body__compute_force", 48)

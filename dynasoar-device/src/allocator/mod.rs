@@ -92,6 +92,8 @@ pub trait BlockStore {
     fn initializing(&self) -> &Atomic32;
     /// Lanes that left a warp's hand-out without a slot and allocated alone.
     fn coalescing_misses(&self) -> &Atomic32;
+    /// Blocks that a give-back left empty and allocated (see [`give_back`]).
+    fn stranded_blocks(&self) -> &Atomic32;
     /// Leaders that gave up for lack of blocks.
     fn starved_leaders(&self) -> &Atomic32;
     /// Objects per block of `class`.
@@ -184,6 +186,10 @@ impl BlockStore for Heap<'_> {
     #[inline(always)]
     fn coalescing_misses(&self) -> &Atomic32 {
         &self.state().coalescing_misses
+    }
+    #[inline(always)]
+    fn stranded_blocks(&self) -> &Atomic32 {
+        &self.state().stranded_blocks
     }
     #[inline(always)]
     fn class_objects(&self, class: u8) -> u32 {
@@ -685,14 +691,36 @@ fn reserve_in<C: ClassSpec, S: BlockStore>(
     // back as that class's (paper Alg. 1, line 17).
     #[cfg(loom)]
     ROLLBACKS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let preset = preset_mask(store.class_objects(type_id));
-    let mut slots = r.slots;
-    while slots != 0 {
-        let slot = slots.trailing_zeros();
-        slots &= slots - 1;
-        release_slot(store, block, index, slot, type_id, preset);
-    }
+    give_back(store, block, index, r.slots, type_id);
     None
+}
+
+/// Give back `slots`, which a reservation took in block `index` after the block had been freed
+/// and reused for class `type_id` (paper Alg. 1, line 17, where this is a free of each slot).
+///
+/// One write of the bitmap, and the block's active bit where the reservation had filled it;
+/// a block that this leaves empty is not freed but stays allocated to its class, and active,
+/// for that class's next allocations (a later free that empties it again frees it), and
+/// `stranded_blocks` counts it, so that the heap's checks tell it from a leak. The paper's
+/// full free here put the free of an emptied block (its invalidation, three bitmaps, two
+/// fences) into every allocating kernel, for a path that runs only when a block is freed and
+/// reused between a leader's finding it and reserving in it: 10-32 more registers (ptxas
+/// 13.0, uncapped: the Game of Life's `Candidate::update` 106 -> 128, Wa-Tor's `Fish::update`
+/// 100 -> 128) and 80-320 bytes of the allocator's spills under the apps' caps
+/// (docs/performance-log.md, "The give-back").
+#[inline(always)]
+fn give_back<S: BlockStore>(store: &S, block: &BlockHeader, index: u64, slots: u64, type_id: u8) {
+    let flags = store.class_flags(type_id);
+    // The slots are this leader's (its reservation set them), so the release cannot fail.
+    if let Some(release) = block.release_slots(slots, preset_mask(store.class_objects(type_id))) {
+        if release.was_full {
+            store.active(type_id).set(index);
+        }
+        if release.emptied {
+            store.stranded_blocks().reduce_add(1);
+        }
+    }
+    store.class_changed(type_id, flags);
 }
 
 /// Take a free block, make it a block of class `C` holding `wanted` slots (or all it has) for

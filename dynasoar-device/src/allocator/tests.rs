@@ -155,3 +155,50 @@ fn an_opened_block_holds_the_lowest_slots_asked_for_and_is_active_while_not_full
     assert_eq!(store.index_of(allocate_four(&store)), part);
     assert_eq!(store.check(), vec![12]);
 }
+
+/// Two objects per block, a class the blocks of [`Four`] may be reused for.
+struct Two;
+impl ClassSpec for Two {
+    const TYPE_ID: u8 = 1;
+    const OBJECTS_PER_BLOCK: u32 = 2;
+    const BLOCK_BYTES: u64 = 4096;
+    const NAME: &'static str = "Two";
+}
+
+/// A reservation in a block that another class holds now gives its slots back as that class's:
+/// the block's objects and bits as before, active again where the reservation had filled it,
+/// and a block that the give-back leaves empty stays allocated and active for its class,
+/// counted as stranded, until a free empties it again.
+#[test]
+fn a_reservation_in_a_block_of_another_class_is_given_back() {
+    let store = VecStore::new(4, &[Four::OBJECTS_PER_BLOCK, Two::OBJECTS_PER_BLOCK]);
+    let b = open_block::<Two, _>(&store, 1).expect("a free block");
+    let before = store.block(b).alloc.load();
+    // A leader of `Four` that found block `b` (say through a stale note) takes its last slot.
+    assert!(reserve_in::<Four, _>(&store, b, 1, 0).is_none(), "nothing for `Four` in a `Two` block");
+    assert_eq!(store.block(b).alloc.load(), before, "the slot went back");
+    assert!(store.active(1).get(b), "the reservation filled the block; the give-back made it active again");
+    assert_eq!(store.stranded.load(), 0);
+    assert_eq!(store.check(), vec![0, 1]);
+    // Now the block's one object is freed between the reservation and the give-back.
+    let r = store.block(b).reserve(1, 0).expect("a free slot");
+    assert!(r.filled_block);
+    store.active(1).clear(b); // as `reserve_in` does for a reservation that fills a block
+    let object = RawHandle::new(store.block_addr(b), 0, Two::OBJECTS_PER_BLOCK, Two::TYPE_ID);
+    store.free(object);
+    assert!(store.allocated(1).get(b), "the reserved slot keeps the block from being freed");
+    give_back(&store, store.block(b), b, r.slots, Two::TYPE_ID);
+    assert_eq!(store.block(b).objects() & 0b11, 0, "empty");
+    assert!(store.allocated(1).get(b) && store.active(1).get(b), "stranded: its class's, active");
+    assert_eq!(store.stranded.load(), 1);
+    assert_eq!(store.check(), vec![0, 0]);
+    // Its class allocates there next, and the free that empties it frees it.
+    arch::set_place_hint(arch::NO_HINT);
+    let h = allocate_in_group::<Two, _, DEFAULT_LOSSES_BEFORE_NEW_BLOCK>(&store, WarpGroup::solo()).unwrap();
+    assert_eq!(store.index_of(h), b);
+    store.free(h);
+    assert!(store.free_blocks().get(b), "freed");
+    assert_eq!(store.free_count.load(), 4);
+    assert_eq!(store.check(), vec![0, 0]);
+    assert_eq!(store.errors.load(), 0);
+}

@@ -90,6 +90,7 @@ pub fn heap_init(p: InitParams) {
         s.starved_leaders.store(0);
         s.coalescing_misses.store(0);
         s.first_error_launch.store(0);
+        s.stranded_blocks.store(0);
         s.failed_classes.store(0);
     }
 }

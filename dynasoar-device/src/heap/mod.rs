@@ -113,6 +113,9 @@ pub struct HeapState {
     /// the last check, 0 if none did or none was tagged: so that the host names the kernel
     /// that raised it, not only the ones launched since.
     pub first_error_launch: Atomic32,
+    /// Blocks that the allocator's give-back left empty and allocated to their class (see
+    /// the allocator's `give_back`; expected to stay 0 but for rare races).
+    pub stranded_blocks: Atomic32,
     /// Classes (bits by type id) whose allocations failed for lack of memory.
     pub failed_classes: Atomic64,
 }
@@ -128,6 +131,7 @@ pub struct HeapStateWords {
     pub starved_leaders: u32,
     pub coalescing_misses: u32,
     pub first_error_launch: u32,
+    pub stranded_blocks: u32,
     pub failed_classes: u64,
 }
 
