@@ -556,6 +556,9 @@ pub struct SnapshotSummary {
     pub classes: Vec<(u64, u64)>,
     /// Slots reserved for runs and not handed out yet (all classes).
     pub reserved_slots: u64,
+    /// Allocated blocks without objects, which the allocator's give-back stranded (counted in
+    /// `classes` too).
+    pub empty_blocks: u64,
 }
 
 impl HeapSnapshot {
@@ -662,8 +665,12 @@ impl HeapSnapshot {
                 .check_consistent()
                 .map_err(|e| format!("{}: active bitmap inconsistent at {e:?}", class.name))?;
         }
-        let mut summary =
-            SnapshotSummary { free_blocks: 0, classes: vec![(0, 0); self.classes.len()], reserved_slots: 0 };
+        let mut summary = SnapshotSummary {
+            free_blocks: 0,
+            classes: vec![(0, 0); self.classes.len()],
+            reserved_slots: 0,
+            empty_blocks: 0,
+        };
         let mut empty = Vec::new();
         for index in 0..self.config.num_blocks {
             let owners: Vec<u8> =
@@ -736,6 +743,7 @@ impl HeapSnapshot {
                 "blocks {empty:?} are allocated but empty (the allocator stranded {stranded} blocks)"
             ));
         }
+        summary.empty_blocks = empty.len() as u64;
         Ok(summary)
     }
 }
@@ -855,6 +863,7 @@ mod tests {
         view(&heap).state().stranded_blocks.store(2);
         let summary = heap.snapshot(&exec).unwrap().check().unwrap();
         assert_eq!(summary.classes, vec![(2, 2), (1, 0)]);
+        assert_eq!(summary.empty_blocks, 2);
     }
 
     /// Both forms, launched as the runtime launches them, list every allocated block of the

@@ -24,6 +24,9 @@ pub struct StormCheck {
     pub allocated_blocks: u64,
     /// Slots that runs hold in reserve.
     pub reserved_slots: u64,
+    /// Allocated blocks without objects, stranded by the allocator's give-back (rare races;
+    /// counted in `allocated_blocks` too).
+    pub empty_blocks: u64,
 }
 
 impl Storm {
@@ -119,6 +122,7 @@ impl Storm {
             free_blocks: summary.free_blocks,
             allocated_blocks: summary.classes.iter().map(|c| c.0).sum(),
             reserved_slots: summary.reserved_slots,
+            empty_blocks: summary.empty_blocks,
         })
     }
 }
