@@ -698,16 +698,16 @@ fn reserve_in<C: ClassSpec, S: BlockStore>(
 /// Give back `slots`, which a reservation took in block `index` after the block had been freed
 /// and reused for class `type_id` (paper Alg. 1, line 17, where this is a free of each slot).
 ///
-/// One write of the bitmap, and the block's active bit where the reservation had filled it;
-/// a block that this leaves empty is not freed but stays allocated to its class, and active,
-/// for that class's next allocations (a later free that empties it again frees it), and
-/// `stranded_blocks` counts it, so that the heap's checks tell it from a leak. The paper's
-/// full free here put the free of an emptied block (its invalidation, three bitmaps, two
-/// fences) into every allocating kernel, for a path that runs only when a block is freed and
-/// reused between a leader's finding it and reserving in it: 10-32 more registers (ptxas
-/// 13.0, uncapped: the Game of Life's `Candidate::update` 106 -> 128, Wa-Tor's `Fish::update`
-/// 100 -> 128) and 80-320 bytes of the allocator's spills under the apps' caps
-/// (docs/performance-log.md, "The give-back").
+/// One write of the bitmap, and the block's active bit where the block was full (as the
+/// reservation, or others since, had left it); a block that this leaves empty is not freed but
+/// stays allocated to its class, and active, for that class's next allocations (a later free
+/// that empties it again frees it), and `stranded_blocks` counts it, so that the heap's checks
+/// tell it from a leak. The paper's full free here put the free of an emptied block (its
+/// invalidation, three bitmaps, two fences) into every allocating kernel, for a path that runs
+/// only when a block is freed and reused between a leader's finding it and reserving in it:
+/// 10-32 more registers (ptxas 13.0, uncapped: the Game of Life's `Candidate::update` 106 ->
+/// 128, Wa-Tor's `Fish::update` 100 -> 128) and, under the apps' caps, 80-320 bytes of the
+/// allocator's spills where 0-120 are left (docs/performance-log.md, "The give-back").
 #[inline(always)]
 fn give_back<S: BlockStore>(store: &S, block: &BlockHeader, index: u64, slots: u64, type_id: u8) {
     let flags = store.class_flags(type_id);
