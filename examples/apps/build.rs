@@ -16,7 +16,10 @@ fn main() {
     // Generation's updates (128 registers uncapped) were no faster at 112 and slower at 104 and
     // 96 (2026-11-28, docs/results/2026-11-28-s3/generation-caps-ab.txt).
     // Traffic's `create_car` (136 registers without a cap, for the allocation path that 2% of
-    // its threads take) ran 32.3 -> 27.4 us per step with 64 (96: 27.7 us). n-body's force
+    // its threads take) ran 32.3 -> 27.4 us per step with 64 (96: 27.7 us); since the give-back
+    // (126 registers without a cap) 80 runs the app as before it (1.453 and 1.468 s against
+    // 1.454 and 1.437 s) and 64 slower (1.558 and 1.485 s; 96: 1.495 and 1.491 s;
+    // docs/results/2026-11-29-s8/give-back-ab.txt), so its cap is 80. n-body's force
     // kernel (`device_reduce` over all bodies, 78 registers and 37.5% occupancy without a cap,
     // waiting on L1 loads: docs/results/2026-11-27/ncu-nbody.txt) ran
     // its default 3000 steps in 4.89 s with 48 against 8.37 s without on an H200; 64 (8.84 s),
@@ -39,7 +42,7 @@ fn main() {
     dynasoar_build::PtxBuilder::new("../models")
         .max_registers_for("__OceanHeap__", 80)
         .max_registers_for("__GolHeap__", 64)
-        .max_registers_for("__TrafficHeap__ProducerCell__create_car", 64)
+        .max_registers_for("__TrafficHeap__ProducerCell__create_car", 80)
         .max_registers_for("__SugarscapeHeap__Male__mate", 80)
         .max_registers_for("__NbodyHeap__Body__compute_force", 48)
         .max_registers_for("__CollisionHeap__Particle__compute_force", 48)

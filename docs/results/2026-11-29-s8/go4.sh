@@ -4,8 +4,11 @@
 # create_car capped at 80 and 96 instead of 64 (cc80, cc96: the new bundle's binaries with a
 # models cubin assembled from the same PTX with that cap).
 set -u
-OUT=$OUT bash gpu-bundle/run.sh tests > /dev/null 2>&1
-cp $OUT/summary.txt $OUT/gpu-tests.txt 2>/dev/null
+mkdir -p /tmp/t
+OUT=/tmp/t bash gpu-bundle/run.sh tests > /tmp/t/stdout.txt 2>&1; echo "tests rc=$?"
+cp /tmp/t/summary.txt $OUT/gpu-tests.txt
+grep -E "storm|out_of_memory|rolled|stranded" /tmp/t/gpu-suite.log | head -30 > $OUT/tests-storms.txt
+xz -c /tmp/t/gpu-suite.log > $OUT/gpu-suite.log.xz
 N=/tmp/dynasoar-bundle; O=/tmp/old; mkdir -p $O && xz -dc gpu-bundle/extra/old/payload.tar.xz | tar xf - -C $O
 for v in cc80 cc96; do mkdir -p /tmp/$v && cp $N/cubin/* /tmp/$v/ && cp gpu-bundle/extra/$v/*.cubin /tmp/$v/; done
 export DYNASOAR_DATA=gpu-bundle/data
