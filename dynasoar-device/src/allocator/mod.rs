@@ -92,7 +92,8 @@ pub trait BlockStore {
     fn initializing(&self) -> &Atomic32;
     /// Lanes that left a warp's hand-out without a slot and allocated alone.
     fn coalescing_misses(&self) -> &Atomic32;
-    /// Blocks that a give-back left empty and allocated (see [`give_back`]).
+    /// Blocks that a give-back left empty and allocated (see `give_back`: a reservation in a
+    /// block that another class took since gives its slots back without freeing the block).
     fn stranded_blocks(&self) -> &Atomic32;
     /// Leaders that gave up for lack of blocks.
     fn starved_leaders(&self) -> &Atomic32;
