@@ -24,3 +24,7 @@ pub const FREED_ITERATED: u32 = 1 << 6;
 /// from those of the allocator its kernel was compiled for (a kernel launched by hand on
 /// another allocator's heap); it visited no object. (`Runtime` never does this.)
 pub const WRONG_HEAP: u32 = 1 << 7;
+/// An allocation's warp-coalesced hand-out skipped a lane although its leader served the whole
+/// group (an allocator fault, not a lack of memory): the lane got no object, and the heap's
+/// `coalescing_misses` counts it.
+pub const SKIPPED_LANE: u32 = 1 << 8;

@@ -127,6 +127,17 @@ pub enum Error {
     )]
     WrongHeap { kernels: KernelNames },
 
+    /// An allocation's warp-coalesced hand-out skipped a lane although its leader served the
+    /// whole group: an allocator fault (the heap had memory), seen once on an H200 with a
+    /// compiler that took a warp's active mask for uniform. The lane got no object.
+    #[error(
+        "kernel {kernels}: an allocation skipped a lane of its warp's hand-out, which got no \
+         object although the heap had memory (an allocator fault, please report it with the GPU \
+         and driver); DYNASOAR_ALLOCATOR_VARIANT=nocoal, where every lane allocates alone, \
+         avoids the hand-out"
+    )]
+    SkippedLane { kernels: KernelNames },
+
     /// An operation that needs the device's work to have run (a synchronisation, a copy, a
     /// read, a timing marker) was asked for while launches were being captured into a step
     /// graph ([`Runtime::capture`](crate::Runtime::capture)).

@@ -375,6 +375,9 @@ impl DeviceHeap {
         if state.errors & errors::FREED_ITERATED != 0 {
             return Err(Error::FreedIterated { kernels });
         }
+        if state.errors & errors::SKIPPED_LANE != 0 {
+            return Err(Error::SkippedLane { kernels });
+        }
         if state.errors & errors::OUT_OF_MEMORY != 0 {
             return Err(self.out_of_memory(kernels, state));
         }
@@ -506,8 +509,9 @@ pub struct HeapStats {
     pub free_blocks: u64,
     pub block_bytes: u64,
     pub classes: Vec<ClassStats>,
-    /// Lanes that missed the warp-coalesced hand-out and allocated on their own since the heap
-    /// was created (see ARCHITECTURE.md, "The allocator"); nonzero only on some GPUs.
+    /// Lanes that the warp-coalesced hand-out skipped since the heap was created (an allocator
+    /// fault, reported as [`Error::SkippedLane`](crate::Error::SkippedLane); see ARCHITECTURE.md,
+    /// "The allocator"). Zero unless the fault occurs.
     pub coalescing_misses: u32,
 }
 
@@ -846,6 +850,22 @@ mod tests {
         assert_eq!(*view(&heap).config(), HeapConfig { variants: both.config_bits(), ..*heap.config() });
         heap.set_allocator_variant(&exec, AllocatorVariant::DEFAULT).unwrap();
         assert_eq!(view(&heap).config().variants, 0);
+    }
+
+    /// A skipped lane (an allocator fault) is reported as such, naming the kernel, even where
+    /// the launch also ran out of memory; the error bits are cleared once reported.
+    #[test]
+    fn a_skipped_lane_is_reported_as_an_allocator_fault() {
+        let (exec, heap) = cpu_heap(1 << 20);
+        view(&heap).state().errors.store(errors::SKIPPED_LANE | errors::OUT_OF_MEMORY);
+        let err = heap.take_errors(&exec, &["dynasoar_do__Zoo__Cat__have_kitten"]).unwrap_err();
+        assert!(matches!(err, Error::SkippedLane { .. }), "{err}");
+        let text = err.to_string();
+        assert!(
+            text.contains("dynasoar_do__Zoo__Cat__have_kitten") && text.contains("allocator fault"),
+            "{text}"
+        );
+        heap.take_errors(&exec, &["next"]).unwrap();
     }
 
     /// An allocated block without objects is a leak unless the allocator's give-back stranded

@@ -440,22 +440,24 @@ pub fn allocate_in_group<C: ClassSpec, S: BlockStore, const LOSSES: u32>(
         }
         handed_out += count;
     }
-    if mine.is_none() && group.size > 1 && !leader_starved {
-        // A lane the hand-out skipped although its leader served the whole group: seen on an
-        // H200 while ptxas took `activemask` for warp-uniform and shuffled without syncing the
-        // group (fixed in `arch::activemask`), which also leaked the skipped slot. It should
-        // not happen any more; if it does, the lane allocates alone and `coalescing_misses`
-        // counts it so that tests and stats show it. Out of memory is reported only if this
-        // attempt starves as well.
-        store.coalescing_misses().fetch_add(1);
-        if let Some(g) = search_or_open::<C, S, LOSSES>(store, 1, &mut seed) {
-            mine = Some(RawHandle::new(g.block, g.slots.trailing_zeros(), C::OBJECTS_PER_BLOCK, C::TYPE_ID));
-        }
-    }
     if mine.is_none() {
-        store.failed_allocations().fetch_add(1);
-        store.note_failed_class(C::TYPE_ID);
-        store.raise(crate::errors::OUT_OF_MEMORY);
+        if group.size > 1 && !leader_starved {
+            // A lane the hand-out skipped although its leader served the whole group: seen on
+            // an H200 while ptxas took `activemask` for warp-uniform and shuffled without
+            // syncing the group (fixed in `arch::activemask`), which also leaked the skipped
+            // slot. It should not happen; if it does, the lane gets no object and the host
+            // reports an allocator fault (`SKIPPED_LANE`), not a lack of memory. (The lane used
+            // to search again on its own: a second inlined copy of the search in every
+            // allocating kernel, whose registers cost the capped kernels 16-100 bytes of spills
+            // and the Game of Life and Wa-Tor 1-2% of their time; docs/performance-log.md, "The
+            // coalescing-miss fallback".)
+            store.coalescing_misses().fetch_add(1);
+            store.raise(crate::errors::SKIPPED_LANE);
+        } else {
+            store.failed_allocations().fetch_add(1);
+            store.note_failed_class(C::TYPE_ID);
+            store.raise(crate::errors::OUT_OF_MEMORY);
+        }
     }
     mine
 }

@@ -202,3 +202,24 @@ fn a_reservation_in_a_block_of_another_class_is_given_back() {
     assert_eq!(store.check(), vec![0, 0]);
     assert_eq!(store.errors.load(), 0);
 }
+
+/// A lane that its group's hand-out skips (the fault that an inconsistent active mask once
+/// caused) gets no object and raises `SKIPPED_LANE`, not out of memory; a group served in
+/// full raises nothing. Here the lane's rank lies past the group, so the leader (this lane)
+/// serves the group's two slots and none of them is its own.
+#[test]
+fn a_lane_the_hand_out_skips_is_reported_as_an_allocator_fault() {
+    let store = VecStore::new(16, &[Four::OBJECTS_PER_BLOCK]);
+    arch::set_place_hint(arch::NO_HINT);
+    let served = WarpGroup { mask: 0b11, leader: 0, rank: 1, size: 2 };
+    let h = allocate_in_group::<Four, _, DEFAULT_LOSSES_BEFORE_NEW_BLOCK>(&store, served);
+    assert!(h.is_some(), "rank 1 of 2 gets the group's second slot");
+    assert_eq!((store.errors.load(), store.misses.load()), (0, 0));
+
+    let skipped = WarpGroup { mask: 0b11, leader: 0, rank: 2, size: 2 };
+    let h = allocate_in_group::<Four, _, DEFAULT_LOSSES_BEFORE_NEW_BLOCK>(&store, skipped);
+    assert_eq!(h, None, "no slot of the group's grant is the skipped lane's");
+    assert_eq!(store.errors.load(), crate::errors::SKIPPED_LANE, "an allocator fault, not out of memory");
+    assert_eq!(store.misses.load(), 1, "counted as a coalescing miss");
+    assert_eq!(store.failed.load(), 0, "not a failed allocation for lack of memory");
+}
