@@ -510,7 +510,7 @@ pub struct HeapStats {
     pub block_bytes: u64,
     pub classes: Vec<ClassStats>,
     /// Lanes that the warp-coalesced hand-out skipped since the heap was created (an allocator
-    /// fault, reported as [`Error::SkippedLane`](crate::Error::SkippedLane); see ARCHITECTURE.md,
+    /// fault, reported as [`Error::SkippedLane`]; see ARCHITECTURE.md,
     /// "The allocator"). Zero unless the fault occurs.
     pub coalescing_misses: u32,
 }
