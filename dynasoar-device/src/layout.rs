@@ -5,9 +5,11 @@
 //! first): field `F` has byte offset `offset_F`, aligned for its type, and the object has size
 //! `S`. In a block holding `N` objects, field `F`'s SOA array starts `N * offset_F` bytes into
 //! the data segment; since `offset_F` is a multiple of `F`'s alignment and the data segment is
-//! 128-byte aligned (a cache line), every array is aligned, whatever `N` is. The smallest class gets 64 objects
-//! per block, which fixes the data segment at `64 * S_min` bytes; a class of size `S` gets
-//! `floor(64 * S_min / S)` objects.
+//! 128-byte aligned (a cache line), every array is aligned, whatever `N` is. The data segment
+//! holds 64 objects of a *sizing* class, `64 * S_sizing` bytes, and a class of size `S` gets
+//! `min(64, floor(64 * S_sizing / S))` objects. An allocator's `#[blocks(compact)]` (the
+//! default, the paper's) sizes by its smallest concrete class, so that class gets 64 objects and
+//! larger ones fewer; `#[blocks(uniform)]` sizes by its largest, so that every class gets 64.
 
 use crate::block::{BLOCK_ALIGN, DATA_OFFSET};
 
@@ -28,6 +30,21 @@ pub const fn smallest_size(sizes: &[usize]) -> u64 {
         i += 1;
     }
     min
+}
+
+/// The largest class size among `sizes` (each at least 1; `usize::MAX`, an abstract class's
+/// entry, does not count).
+pub const fn largest_size(sizes: &[usize]) -> u64 {
+    let mut max = 0;
+    let mut i = 0;
+    while i < sizes.len() {
+        let s = effective_size(sizes[i]);
+        if sizes[i] != usize::MAX && s > max {
+            max = s;
+        }
+        i += 1;
+    }
+    max
 }
 
 /// Bytes of the data segment of every block of a heap whose smallest class has `smallest` bytes.
@@ -68,6 +85,21 @@ mod tests {
         assert_eq!(objects_per_block(40, s), 12);
         assert_eq!(objects_per_block(512, s), 1);
         assert!(fits(512, s) && !fits(513, s));
+    }
+
+    /// Sized by the largest class (`#[blocks(uniform)]`), every class gets 64 objects; an
+    /// abstract class's entry (`usize::MAX`) counts for neither end.
+    #[test]
+    fn sized_by_the_largest_class_every_class_gets_64_objects() {
+        let sizes = [56usize, usize::MAX, 32, 32];
+        assert_eq!((smallest_size(&sizes), largest_size(&sizes)), (32, 56));
+        let l = largest_size(&sizes);
+        assert_eq!(block_bytes(l), 128 + 64 * 56);
+        for size in [1usize, 8, 32, 55, 56] {
+            assert_eq!(objects_per_block(size, l), 64, "{size} bytes");
+            assert!(fits(size, l));
+        }
+        assert_eq!(objects_per_block(56, smallest_size(&sizes)), 36, "compact: the paper's 36");
     }
 
     #[test]

@@ -128,8 +128,26 @@ pub fn soa_methods(args: TokenStream, input: TokenStream) -> TokenStream {
 /// dynasoar::allocator!(pub Ocean: Cell, Agent, Fish, Shark);
 /// ```
 ///
-/// Computes the block geometry at compile time (the smallest concrete class gets 64 objects per
-/// block; a class more than 64 times larger is a compile error) and each class's type id.
+/// Computes the block geometry at compile time and each class's type id. Blocks have 64 slots;
+/// one attribute chooses how large they are:
+///
+/// - `#[blocks(compact)]`, the default and the paper's: the smallest concrete class gets 64
+///   objects a block, a class `k` times its size `64 / k` (a class more than 64 times larger is
+///   a compile error). No block space is left over.
+/// - `#[blocks(uniform)]`: every class gets 64 objects a block, blocks sized for the largest
+///   class. A smaller class's blocks leave the rest of their space unused (its objects take as
+///   much heap as the largest class's), but every class's blocks are whole warps: a do-all's
+///   warps do not straddle blocks and its loads do not split between two blocks' arrays. The
+///   apps with classes of several sizes ran 1-10% faster with it on an H200
+///   (docs/performance-log.md, "Uniform blocks").
+///
+/// ```ignore
+/// dynasoar::allocator!(
+///     /// The heap of Wa-Tor.
+///     #[blocks(uniform)]
+///     pub Ocean: Cell, Agent, Fish, Shark
+/// );
+/// ```
 #[proc_macro]
 pub fn allocator(input: TokenStream) -> TokenStream {
     allocator::allocator(input.into()).unwrap_or_else(syn::Error::into_compile_error).into()

@@ -5,7 +5,7 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 
-use super::ast::Allocator;
+use super::ast::{Allocator, Blocks};
 
 pub fn expand(a: &Allocator) -> TokenStream {
     let p = quote!(::dynasoar::__private);
@@ -14,6 +14,7 @@ pub fn expand(a: &Allocator) -> TokenStream {
     let classes = &a.classes;
     let n = classes.len();
     let consts = format_ident!("__DYNASOAR_{}", ident.to_string().to_uppercase());
+    let uniform = a.blocks().expect("checked") == Blocks::Uniform;
 
     // Sizes of the concrete classes fix the block geometry (abstract ones are never allocated).
     let concrete_sizes = classes
@@ -49,14 +50,15 @@ pub fn expand(a: &Allocator) -> TokenStream {
         let gather_entry = format_ident!("__dynasoar_gather_entry_{}_{}", ident, class_name);
         let too_big = format!(
             "class `{class_name}` is more than 64 times the size of the smallest class of allocator \
-             `{name}`: it would not fit a block; split it into smaller classes"
+             `{name}`: it would not fit a block; split it into smaller classes, or give the \
+             allocator `#[blocks(uniform)]` (blocks sized for its largest class)"
         );
         let span = c.span();
         quote_spanned! {span=>
             impl #p::ClassSpec for #c {
                 const TYPE_ID: u8 = #id;
                 const OBJECTS_PER_BLOCK: u32 =
-                    #p::layout::objects_per_block(::core::mem::size_of::<#c>(), #consts::SMALLEST);
+                    #p::layout::objects_per_block(::core::mem::size_of::<#c>(), #consts::SIZING);
                 const BLOCK_BYTES: u64 = #consts::BLOCK_BYTES;
                 const NAME: &'static str = <#c as #p::Class>::NAME;
             }
@@ -73,7 +75,7 @@ pub fn expand(a: &Allocator) -> TokenStream {
 
             const _: () = assert!(
                 <#c as #p::Class>::ABSTRACT
-                    || #p::layout::fits(::core::mem::size_of::<#c>(), #consts::SMALLEST),
+                    || #p::layout::fits(::core::mem::size_of::<#c>(), #consts::SIZING),
                 #too_big
             );
 
@@ -126,10 +128,18 @@ pub fn expand(a: &Allocator) -> TokenStream {
             pub const SIZES: [usize; #n] = [#(#concrete_sizes),*];
             const SMALLEST_CONCRETE: u64 = #p::layout::smallest_size(&SIZES);
             const _: () = assert!(SMALLEST_CONCRETE != u64::MAX, "an allocator needs at least one concrete (non-abstract) class: abstract classes are never allocated; list a concrete subclass too");
+            // The class size of which 64 objects fill a block's data segment: the smallest
+            // class's (`#[blocks(compact)]`, the paper's) or the largest's (`#[blocks(uniform)]`).
             // Without a concrete class (the error above), a size that keeps the geometry's
             // arithmetic from failing too.
-            pub const SMALLEST: u64 = if SMALLEST_CONCRETE == u64::MAX { 1 } else { SMALLEST_CONCRETE };
-            pub const BLOCK_BYTES: u64 = #p::layout::block_bytes(SMALLEST);
+            pub const SIZING: u64 = if SMALLEST_CONCRETE == u64::MAX {
+                1
+            } else if #uniform {
+                #p::layout::largest_size(&SIZES)
+            } else {
+                SMALLEST_CONCRETE
+            };
+            pub const BLOCK_BYTES: u64 = #p::layout::block_bytes(SIZING);
             pub const PARENTS: [u8; #n] = [#(#parents),*];
 
             /// Implemented by the allocator's classes: a class's parent must be one of them.

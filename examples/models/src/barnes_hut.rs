@@ -458,6 +458,8 @@ pub struct TreeNode {
 
 dynasoar::allocator!(
     /// The heap of Barnes-Hut.
+    /// Every class 64 objects a block (docs/performance-log.md, "Uniform blocks").
+    #[blocks(uniform)]
     pub BarnesHutHeap: NodeBase, BodyNode, TreeNode
 );
 

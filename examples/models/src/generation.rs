@@ -242,6 +242,8 @@ pub struct Candidate {
 
 dynasoar::allocator!(
     /// The heap of the Generations automaton.
+    /// Every class 64 objects a block (docs/performance-log.md, "Uniform blocks").
+    #[blocks(uniform)]
     pub GenerationHeap: Agent, Alive, Candidate
 );
 

@@ -332,6 +332,8 @@ pub struct Spring {
 
 dynasoar::allocator!(
     /// The heap of the structure: nodes of the three kinds and springs.
+    /// Every class 64 objects a block (docs/performance-log.md, "Uniform blocks").
+    #[blocks(uniform)]
     pub StructureHeap: NodeBase, AnchorNode, AnchorPullNode, Node, Spring
 );
 

@@ -486,6 +486,8 @@ pub struct Female {
 
 dynasoar::allocator!(
     /// The heap of Sugarscape.
+    /// Every class 64 objects a block (docs/performance-log.md, "Uniform blocks").
+    #[blocks(uniform)]
     pub SugarscapeHeap: Cell, Agent, Male, Female
 );
 

@@ -376,6 +376,8 @@ pub struct TrafficLight {
 
 dynasoar::allocator!(
     /// The heap of the traffic simulation.
+    /// Every class 64 objects a block (docs/performance-log.md, "Uniform blocks").
+    #[blocks(uniform)]
     pub TrafficHeap: Cell, ProducerCell, Car, TrafficLight
 );
 

@@ -283,6 +283,8 @@ pub struct Shark {
 
 dynasoar::allocator!(
     /// The heap of Wa-Tor.
+    /// Every class 64 objects a block (docs/performance-log.md, "Uniform blocks").
+    #[blocks(uniform)]
     pub OceanHeap: OceanCell, OceanAgent, Fish, Shark
 );
 

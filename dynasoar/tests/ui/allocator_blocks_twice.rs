@@ -1,0 +1,14 @@
+use dynasoar::prelude::*;
+
+#[soa_class]
+pub struct Body {
+    pub mass: f32,
+}
+
+dynasoar::allocator!(
+    #[blocks(uniform)]
+    #[blocks(compact)]
+    pub Space: Body
+);
+
+fn main() {}
