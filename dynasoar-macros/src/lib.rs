@@ -138,7 +138,7 @@ pub fn soa_methods(args: TokenStream, input: TokenStream) -> TokenStream {
 ///   class. A smaller class's blocks leave the rest of their space unused (its objects take as
 ///   much heap as the largest class's), but every class's blocks are whole warps: a do-all's
 ///   warps do not straddle blocks and its loads do not split between two blocks' arrays. The
-///   apps with classes of several sizes ran 1-10% faster with it on an H200
+///   apps with classes of several sizes ran 1-13% faster with it on an H200
 ///   (docs/performance-log.md, "Uniform blocks").
 ///
 /// ```ignore
