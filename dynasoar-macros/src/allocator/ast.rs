@@ -48,8 +48,8 @@ impl Parse for Allocator {
 }
 
 impl Allocator {
-    /// The block geometry that `#[blocks(..)]` chose (checked by [`check`](Self::check)).
-    pub fn blocks(&self) -> syn::Result<Blocks> {
+    /// The block geometry that `#[blocks(..)]` chose.
+    fn blocks(&self) -> syn::Result<Blocks> {
         let Some(attr) = self.blocks_attrs.first() else { return Ok(Blocks::Compact) };
         if let Some(second) = self.blocks_attrs.get(1) {
             return Err(syn::Error::new(
@@ -66,8 +66,9 @@ impl Allocator {
         }
     }
 
-    pub fn check(&self) -> syn::Result<()> {
-        self.blocks()?;
+    /// Check the declaration; returns its block geometry.
+    pub fn check(&self) -> syn::Result<Blocks> {
+        let blocks = self.blocks()?;
         if self.classes.is_empty() {
             return Err(syn::Error::new(
                 self.ident.span(),
@@ -96,7 +97,7 @@ impl Allocator {
                 ));
             }
         }
-        Ok(())
+        Ok(blocks)
     }
 
     /// The class's name: last segment of its path.

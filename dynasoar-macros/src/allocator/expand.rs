@@ -7,14 +7,14 @@ use syn::spanned::Spanned;
 
 use super::ast::{Allocator, Blocks};
 
-pub fn expand(a: &Allocator) -> TokenStream {
+pub fn expand(a: &Allocator, blocks: Blocks) -> TokenStream {
     let p = quote!(::dynasoar::__private);
     let (attrs, vis, ident) = (&a.attrs, &a.vis, &a.ident);
     let name = ident.to_string();
     let classes = &a.classes;
     let n = classes.len();
     let consts = format_ident!("__DYNASOAR_{}", ident.to_string().to_uppercase());
-    let uniform = a.blocks().expect("checked") == Blocks::Uniform;
+    let uniform = blocks == Blocks::Uniform;
 
     // Sizes of the concrete classes fix the block geometry (abstract ones are never allocated).
     let concrete_sizes = classes

@@ -7,6 +7,6 @@ use proc_macro2::TokenStream;
 
 pub fn allocator(input: TokenStream) -> syn::Result<TokenStream> {
     let decl: ast::Allocator = syn::parse2(input)?;
-    decl.check()?;
-    Ok(expand::expand(&decl))
+    let blocks = decl.check()?;
+    Ok(expand::expand(&decl, blocks))
 }
