@@ -12,9 +12,20 @@ fn main() {
     // the allocator's give-back no longer inlines a block's free into every allocation
     // (2026-11-29, eighth session; docs/results/2026-11-29-s8/rollback-ab.txt), the Game of
     // Life's heap runs faster at 64 (0.097 and 0.098 s against 0.105 and 0.105 s at 80), Wa-Tor's
-    // slower (0.303 against 0.294 s), so the Game of Life's cap is 64.
+    // slower (0.303 against 0.294 s), so the Game of Life's cap is 64. Since do-alls run in
+    // blocks of 128 threads where that lets more threads reside (2026-11-30), Wa-Tor's heap
+    // runs faster at 72 (28 warps a multiprocessor instead of 24; 0.264 and 0.265 s against
+    // 0.268 and 0.268 s at 80, docs/results/2026-11-30/xbt-ab.txt); the Game of Life's at 56
+    // ran as at 64 (0.0954 against 0.0956-0.0960 s) and `create_car` at 72 slower (1.320-1.340
+    // against 1.287-1.291 s), so those stay.
     // Generation's updates (128 registers uncapped) were no faster at 112 and slower at 104 and
-    // 96 (2026-11-28, docs/results/2026-11-28-s3/generation-caps-ab.txt).
+    // 96 (2026-11-28, docs/results/2026-11-28-s3/generation-caps-ab.txt), all in blocks of 256
+    // threads. With blocks of 128 (2026-11-30), `Alive::update` at 96 (110 uncapped; 20 warps a
+    // multiprocessor instead of 16, as `Candidate::update`'s 96 have) ran 2.226 and 2.263 s
+    // against 2.340 and 2.315 s, and traffic's `Car::advance` at 56 (64 uncapped; 36 warps
+    // instead of 32) 1.274 and 1.286 s against 1.326 and 1.298 s; structure's
+    // `Spring::compute_force` at 72 ran slower (4.401 and 4.382 against 4.336 s) and
+    // Sugarscape's `Male::mate` at 72 as at 80 (docs/results/2026-11-30/caps2-ab.txt).
     // Traffic's `create_car` (136 registers without a cap, for the allocation path that 2% of
     // its threads take) ran 32.3 -> 27.4 us per step with 64 (96: 27.7 us); since the give-back
     // (126 registers without a cap) 80 runs the app as before it (1.453 and 1.468 s against
@@ -40,9 +51,11 @@ fn main() {
     // docs/results/2026-11-28/bh-packed-stack.txt). The AOS build (general-purpose
     // allocators) has no cap: it was not measured there.
     dynasoar_build::PtxBuilder::new("../models")
-        .max_registers_for("__OceanHeap__", 80)
+        .max_registers_for("__OceanHeap__", 72)
         .max_registers_for("__GolHeap__", 64)
         .max_registers_for("__TrafficHeap__ProducerCell__create_car", 80)
+        .max_registers_for("__TrafficHeap__Car__advance", 56)
+        .max_registers_for("__GenerationHeap__Alive__update", 96)
         .max_registers_for("__SugarscapeHeap__Male__mate", 80)
         .max_registers_for("__NbodyHeap__Body__compute_force", 48)
         .max_registers_for("__CollisionHeap__Particle__compute_force", 48)

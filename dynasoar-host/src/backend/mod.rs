@@ -275,6 +275,22 @@ impl Executor {
         }
     }
 
+    /// Of `candidates` (threads per block, the preferred first), the one with which most
+    /// threads of `kernel` are resident on a multiprocessor at once ([`most_resident`]); the
+    /// first on the CPU backend, whose blocks are not resident.
+    pub fn most_resident_threads<P: Plain>(&self, kernel: &Kernel<P>, candidates: &[u32]) -> Result<u32> {
+        match &self.imp {
+            Imp::Cuda(c) => {
+                let mut resident = Vec::with_capacity(candidates.len());
+                for &threads in candidates {
+                    resident.push((threads, self.resident_blocks(c, kernel, threads)?));
+                }
+                Ok(most_resident(&resident))
+            }
+            Imp::Cpu(_) => Ok(candidates[0]),
+        }
+    }
+
     /// Whether blocks of `threads` of `kernel` fill a multiprocessor to its thread limit (its
     /// registers do not cut occupancy). `false` on the CPU backend.
     pub fn fills_multiprocessors<P: Plain>(&self, kernel: &Kernel<P>, threads: u32) -> Result<bool> {
@@ -751,5 +767,37 @@ impl<T: dynasoar_device::AtomicValue> Buffer<T> {
 impl<T> std::fmt::Debug for Buffer<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Buffer({} x {}, {:?})", self.len, std::any::type_name::<T>(), self.ptr())
+    }
+}
+
+/// Of `(threads per block, blocks resident on a multiprocessor)` pairs, the thread count with
+/// the most resident threads, the first of equals. Registers are allocated per warp but blocks
+/// are resident whole, so smaller blocks can hold more warps: a kernel of 72 registers keeps
+/// 28 warps a multiprocessor in blocks of 4 warps and 24 in blocks of 8 (on Hopper).
+pub(crate) fn most_resident(candidates: &[(u32, u32)]) -> u32 {
+    let mut best = candidates[0];
+    for &(threads, blocks) in &candidates[1..] {
+        if threads * blocks > best.0 * best.1 {
+            best = (threads, blocks);
+        }
+    }
+    best.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::most_resident;
+
+    #[test]
+    fn smaller_blocks_are_chosen_only_where_more_threads_reside() {
+        // 72 registers on Hopper: 28 warps fit, so 3 blocks of 256 threads or 7 of 128.
+        assert_eq!(most_resident(&[(256, 3), (128, 7)]), 128);
+        // 80 registers: 25 warps fit, 3 blocks of 256 or 6 of 128, the same threads: the first.
+        assert_eq!(most_resident(&[(256, 3), (128, 6)]), 256);
+        // Short kernels fill the multiprocessor with either.
+        assert_eq!(most_resident(&[(256, 8), (128, 16)]), 256);
+        // A class of 42 objects a block: 252 or 126 threads.
+        assert_eq!(most_resident(&[(252, 2), (126, 5)]), 126);
+        assert_eq!(most_resident(&[(256, 1)]), 256);
     }
 }

@@ -262,13 +262,23 @@ impl<A: AllocatorSpec> Runtime<A> {
     /// loop, in blocks of a multiple of its objects per block, so that each thread keeps one
     /// slot for the whole loop (see `for_each_listed` in the device crate). The AOS store's
     /// loop takes any grid.
+    ///
+    /// Blocks of up to 256 threads, or of up to 128 where that lets more of the kernel's
+    /// threads reside at once (the driver's occupancy calculator decides; on Hopper, kernels of
+    /// 49-56, 65-72 or 81-96 registers, among others).
+    /// On an H200, in one call, generation's `Candidate::update` (96 registers: 20 warps a
+    /// multiprocessor instead of 16) took the run from 2.42 to 2.31 s, and Wa-Tor's allocating
+    /// kernels under a cap of 72 (28 warps instead of 24) from 0.268 to 0.264 s
+    /// (docs/results/2026-11-30/xbt-ab.txt).
     fn do_all_grid<P: Plain>(
         &self,
         kernel: &dynasoar_device::Kernel<P>,
         class: &ClassInfo,
         waves: u32,
     ) -> Result<Grid> {
-        let grid = self.exec.wave_grid(kernel, self.store.block_threads(class, THREADS))?;
+        let candidates = [THREADS, THREADS / 2].map(|most| self.store.block_threads(class, most));
+        let threads = self.exec.most_resident_threads(kernel, &candidates)?;
+        let grid = self.exec.wave_grid(kernel, threads)?;
         Ok(Grid::new(grid.blocks.saturating_mul(waves.max(1)), grid.threads))
     }
 
