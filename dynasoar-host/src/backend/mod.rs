@@ -276,7 +276,7 @@ impl Executor {
     }
 
     /// Of `candidates` (threads per block, the preferred first), the one with which most
-    /// threads of `kernel` are resident on a multiprocessor at once ([`most_resident`]); the
+    /// threads of `kernel` are resident on a multiprocessor at once (`most_resident`); the
     /// first on the CPU backend, whose blocks are not resident.
     pub fn most_resident_threads<P: Plain>(&self, kernel: &Kernel<P>, candidates: &[u32]) -> Result<u32> {
         match &self.imp {
