@@ -275,10 +275,14 @@ impl Executor {
         }
     }
 
-    /// Of `candidates` (threads per block, the preferred first), the one with which most
-    /// threads of `kernel` are resident on a multiprocessor at once (`most_resident`); the
-    /// first on the CPU backend, whose blocks are not resident.
-    pub fn most_resident_threads<P: Plain>(&self, kernel: &Kernel<P>, candidates: &[u32]) -> Result<u32> {
+    /// Of `candidates` (threads per block, the preferred first; at least one), the one with
+    /// which most threads of `kernel` are resident on a multiprocessor at once
+    /// ([`most_resident`]); the first on the CPU backend, whose blocks are not resident.
+    pub(crate) fn most_resident_threads<P: Plain>(
+        &self,
+        kernel: &Kernel<P>,
+        candidates: &[u32],
+    ) -> Result<u32> {
         match &self.imp {
             Imp::Cuda(c) => {
                 let mut resident = Vec::with_capacity(candidates.len());
@@ -773,7 +777,8 @@ impl<T> std::fmt::Debug for Buffer<T> {
 /// Of `(threads per block, blocks resident on a multiprocessor)` pairs, the thread count with
 /// the most resident threads, the first of equals. Registers are allocated per warp but blocks
 /// are resident whole, so smaller blocks can hold more warps: a kernel of 72 registers keeps
-/// 28 warps a multiprocessor in blocks of 4 warps and 24 in blocks of 8 (on Hopper).
+/// 28 warps a multiprocessor in blocks of 4 warps and 24 in blocks of 8 (on Hopper). The
+/// callers pass at least one pair.
 pub(crate) fn most_resident(candidates: &[(u32, u32)]) -> u32 {
     let mut best = candidates[0];
     for &(threads, blocks) in &candidates[1..] {
