@@ -16,7 +16,7 @@ fn main() {
     // blocks of 128 threads where that lets more threads reside (2026-11-30), Wa-Tor's heap
     // runs faster at 72 (28 warps a multiprocessor instead of 24; 0.264 and 0.265 s against
     // 0.268 and 0.268 s at 80, docs/results/2026-11-30/xbt-ab.txt); the Game of Life's at 56
-    // ran as at 64 (0.0954 against 0.0956-0.0960 s) and `create_car` at 72 slower (1.320-1.340
+    // ran as at 64 (0.0954 against 0.0956-0.0960 s) and `create_car` at 72 slower (1.319-1.340
     // against 1.287-1.291 s), so those stay.
     // Generation's updates (128 registers uncapped) were no faster at 112 and slower at 104 and
     // 96 (2026-11-28, docs/results/2026-11-28-s3/generation-caps-ab.txt), all in blocks of 256
