@@ -8,8 +8,10 @@ where a kernel spills (`STL`/`LDL`), fences (`MEMBAR`, `CCTL.IVALL`) or waits.
 Assembles the PTX with ptxas (`-arch=sm_90 -O3`, keeping its `.maxnreg` caps, as the apps run
 it) and disassembles the entries whose names contain the pattern with NVIDIA's nvdisasm, which
 it fetches from PyPI into .tools/nvdisasm the first time (the wheel of CUDA 13.2, the earliest
-13.x on PyPI; it reads ptxas 13.0's cubins). `--counts` prints, per kernel, its instructions
-and its local-memory stores and loads (spills) instead of the code. Exits 1 if no entry matched.
+13.x on PyPI; it reads ptxas 13.0's cubins). `--counts` prints, per kernel, its instructions,
+its local-memory stores and loads (spills), its fences (`MEMBAR`) and its L1 invalidations
+(`CCTL.IVALL`, which acquire operations compile to) instead of the code. Exits 1 if no entry
+matched.
 """
 import argparse
 import glob
@@ -83,9 +85,13 @@ def main() -> int:
     for name, lines in sorted(found.items()):
         code = [line for line in lines if re.search(r"/\*[0-9a-f]{4,}\*/", line)]
         if args.counts:
-            stores = sum(1 for line in code if re.search(r"\bSTL(\.\S+)?\s", line))
-            loads = sum(1 for line in code if re.search(r"\bLDL(\.\S+)?\s", line))
-            print(f"{name:60} {len(code):6} instructions, {stores:4} STL, {loads:4} LDL")
+            def count(op: str) -> int:
+                return sum(1 for line in code if re.search(rf"\b{op}(\.\S+)?[\s;]", line))
+
+            print(
+                f"{name:60} {len(code):6} instructions, {count('STL'):4} STL, {count('LDL'):4} LDL, "
+                f"{count('MEMBAR'):3} MEMBAR, {sum(1 for line in code if 'CCTL.IVALL' in line):3} CCTL.IVALL"
+            )
         else:
             print(f".text.{name}:")
             print("\n".join(code))
