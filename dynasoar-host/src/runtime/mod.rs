@@ -34,7 +34,7 @@ use crate::heap::{DeviceHeap, HeapStats};
 use crate::store::HostStore;
 use crate::totals::{HostTotals, Total, TotalValue};
 
-/// Threads per block of do-all launches.
+/// Threads per block of do-all launches (the plain loop's may be half as many, see `do_all_grid`).
 const THREADS: u32 = 256;
 
 /// With deferred checks on the GPU, how often the runtime still checks for errors: a heap that
