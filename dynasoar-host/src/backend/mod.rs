@@ -275,19 +275,20 @@ impl Executor {
         }
     }
 
-    /// Of `candidates` (threads per block, the preferred first; at least one), the one with
-    /// which most threads of `kernel` are resident on a multiprocessor at once
-    /// ([`most_resident`]); the first on the CPU backend, whose blocks are not resident.
+    /// Of `candidates` (threads per block, the preferred first), the one with which most
+    /// threads of `kernel` are resident on a multiprocessor at once ([`most_resident`]); the
+    /// first on the CPU backend, whose blocks are not resident. Called for every plain-loop
+    /// launch: no allocation, and the occupancy figures are cached per kernel and size.
     pub(crate) fn most_resident_threads<P: Plain>(
         &self,
         kernel: &Kernel<P>,
-        candidates: &[u32],
+        candidates: [u32; 2],
     ) -> Result<u32> {
         match &self.imp {
             Imp::Cuda(c) => {
-                let mut resident = Vec::with_capacity(candidates.len());
-                for &threads in candidates {
-                    resident.push((threads, self.resident_blocks(c, kernel, threads)?));
+                let mut resident = [(0, 0); 2];
+                for (pair, threads) in resident.iter_mut().zip(candidates) {
+                    *pair = (threads, self.resident_blocks(c, kernel, threads)?);
                 }
                 Ok(most_resident(&resident))
             }

@@ -277,7 +277,7 @@ impl<A: AllocatorSpec> Runtime<A> {
         waves: u32,
     ) -> Result<Grid> {
         let candidates = [THREADS, THREADS / 2].map(|most| self.store.block_threads(class, most));
-        let threads = self.exec.most_resident_threads(kernel, &candidates)?;
+        let threads = self.exec.most_resident_threads(kernel, candidates)?;
         let grid = self.exec.wave_grid(kernel, threads)?;
         Ok(Grid::new(grid.blocks.saturating_mul(waves.max(1)), grid.threads))
     }
