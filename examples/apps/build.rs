@@ -26,6 +26,9 @@ fn main() {
     // instead of 32) 1.274 and 1.286 s against 1.326 and 1.298 s; structure's
     // `Spring::compute_force` at 72 ran slower (4.401 and 4.382 against 4.336 s) and
     // Sugarscape's `Male::mate` at 72 as at 80 (docs/results/2026-11-30/caps2-ab.txt).
+    // `Candidate::update` is capped at the 96 it held before the do-all loop loaded its header
+    // and first entry together (2026-11-30), after which it asked for 108 (16 warps a
+    // multiprocessor instead of 20; docs/results/2026-11-30/early-ab.txt ran it at 96).
     // Traffic's `create_car` (136 registers without a cap, for the allocation path that 2% of
     // its threads take) ran 32.3 -> 27.4 us per step with 64 (96: 27.7 us); since the give-back
     // (126 registers without a cap) 80 runs the app as before it (1.453 and 1.468 s against
@@ -56,6 +59,7 @@ fn main() {
         .max_registers_for("__TrafficHeap__ProducerCell__create_car", 80)
         .max_registers_for("__TrafficHeap__Car__advance", 56)
         .max_registers_for("__GenerationHeap__Alive__update", 96)
+        .max_registers_for("__GenerationHeap__Candidate__update", 96)
         .max_registers_for("__SugarscapeHeap__Male__mate", 80)
         .max_registers_for("__NbodyHeap__Body__compute_force", 48)
         .max_registers_for("__CollisionHeap__Particle__compute_force", 48)

@@ -62,7 +62,6 @@ pub(crate) fn for_each_listed(
     lanes: u32,
     mut f: impl FnMut(RawHandle),
 ) {
-    let blocks = heap.enum_counters(class)[(parity & 1) as usize].load();
     // The host always passes 1..=64. The bounds let the compiler fold the handle's encoding and
     // decoding of N, and the lower one keeps a division-by-zero panic path out of every kernel.
     let n = objects.clamp(1, 64);
@@ -72,13 +71,6 @@ pub(crate) fn for_each_listed(
     let threads = arch::global_thread_count() as u32;
     let stride = threads / lanes;
     let mut position = first / n;
-    if position >= blocks {
-        return;
-    }
-    if !stride.is_multiple_of(n) || !threads.is_multiple_of(lanes) {
-        heap.raise(errors::BAD_GRID);
-        return;
-    }
     let (slot, step) = (first % n, stride / n);
     // With lanes, run `slot` of a block takes the block's object of rank `slot` (the one with
     // `slot` objects below it), if it has that many: a block's objects go to its first runs,
@@ -91,9 +83,14 @@ pub(crate) fn for_each_listed(
     // the (little-endian) half that holds it.
     let dense = lanes > 1;
     let (half, bit) = ((slot / 32) as usize, 1u32 << (slot % 32));
+    // Everything the loop needs from the heap's header is loaded at once, before the count of
+    // listed blocks, whose address depends on it: plain loads of values no kernel changes.
     let (blocks_at, block_bytes) = heap.block_geometry();
     let list = heap.enum_list(class);
     let snapshots = heap.enum_snapshots(class) as *const u64;
+    // Room for an entry per block of the heap (below 2^31, see `HeapPlan`).
+    let room = heap.config().num_blocks as u32;
+    let counter = &heap.enum_counters(class)[(parity & 1) as usize];
     // Plain loads: the enumeration kernel wrote the list and the snapshots before this launch,
     // and nothing changes them during it. (Atomic loads would serialise each thread's
     // iterations behind compiler barriers.) An object whose snapshot bit is set existed at
@@ -102,7 +99,9 @@ pub(crate) fn for_each_listed(
     // An entry is the block's index and, with lanes, the slot of this run's object (64 if
     // none: found as the entry is loaded, so that the loop holds no more registers than
     // without lanes), else the half of the snapshot that holds this thread's slot.
-    // SAFETY: called with `position < blocks`, entries the enumeration wrote.
+    // SAFETY: called with `position < room`: entries the list and the snapshots have room for
+    // (memory the host zeroed when it made the heap), which the loop uses only below the count
+    // of listed blocks, where the enumeration wrote them.
     let entry = |position: u32| unsafe {
         let index = list.add(position as usize).read();
         let value = if dense {
@@ -112,7 +111,18 @@ pub(crate) fn for_each_listed(
         };
         (index, value)
     };
-    let mut current = entry(position);
+    // The thread's first entry is loaded together with the count, not after it (a launch over
+    // few objects otherwise waits for the header, the count, the entry and the object's fields
+    // in turn): where the thread has no object, an entry that goes unused.
+    let mut current = entry(position.min(room.max(1) - 1));
+    let blocks = counter.load();
+    if position >= blocks {
+        return;
+    }
+    if !stride.is_multiple_of(n) || !threads.is_multiple_of(lanes) {
+        heap.raise(errors::BAD_GRID);
+        return;
+    }
     loop {
         let ahead = position + step;
         // The next list entry is loaded before this object is visited, so its latency overlaps
