@@ -20,6 +20,10 @@ if [[ ! -f $DATA/game-of-life/turing_machines.tar.gz ]]; then
 fi
 rm -rf "$BUNDLE"
 mkdir -p "$BUNDLE/bin" "$BUNDLE/tests" "$BUNDLE/ptx"
+# The bundle is for an H100 or H200 (its cubins are for sm_90): its PTX targets sm_90, whose
+# entry points wait for the grids before them, so that the kernels run as programmatic
+# dependent launches (`DYNASOAR_DEPENDENT_LAUNCH=0` on the device turns that off).
+export DYNASOAR_GPU_ARCH=${DYNASOAR_GPU_ARCH:-sm_90}
 
 echo "== building test binaries (release)" >&2
 trap 'echo "gpu-bundle: build failed; see target/gpu-bundle-build.log" >&2' ERR

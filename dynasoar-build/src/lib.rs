@@ -399,16 +399,12 @@ impl PtxBuilder {
         if !features.is_empty() {
             cmd.arg("--features").arg(features.join(","));
         }
-        if self.bitmap_alloc {
-            // As for the AOS build, with the BitmapAlloc store selected on top.
-            cmd.args([
-                "--config",
-                "build.rustflags=[\"--cfg\", \"dynasoar_aos\", \"--cfg\", \"dynasoar_bitmap_alloc\"]",
-            ]);
-        } else if self.aos {
-            // For every crate of the build (the device crate decides the layout), not just the
-            // model crate as arguments after `--` would be.
-            cmd.args(["--config", "build.rustflags=[\"--cfg\", \"dynasoar_aos\"]"]);
+        // For every crate of the build (the device crate decides the layout and emits the
+        // entry points' waits), not just the model crate as arguments after `--` would be.
+        let cfgs = device_cfgs(&arch, self.aos, self.bitmap_alloc);
+        if !cfgs.is_empty() {
+            let flags: Vec<String> = cfgs.iter().map(|c| format!("\"--cfg\", \"{c}\"")).collect();
+            cmd.arg("--config").arg(format!("build.rustflags=[{}]", flags.join(", ")));
         }
         cmd.args(["--", "--emit=asm", "-C"])
             .arg(format!("target-cpu={arch}"))
@@ -551,13 +547,39 @@ impl PtxBuilder {
 
 /// `sm_XY` or `sm_XYa` with XY >= 70.
 fn validate_arch(arch: &str) -> Result<(), ()> {
-    let digits = arch.strip_prefix("sm_").ok_or(())?;
+    let sm = sm_number(arch).ok_or(())?;
+    if sm < MIN_SM { Err(()) } else { Ok(()) }
+}
+
+/// The number of `sm_XY` (or `sm_XYa`, `sm_XYZ`): `None` if `arch` is not of that form.
+fn sm_number(arch: &str) -> Option<u32> {
+    let digits = arch.strip_prefix("sm_")?;
     let digits = digits.strip_suffix('a').unwrap_or(digits);
     if digits.len() < 2 || digits.len() > 3 || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(());
+        return None;
     }
-    let sm: u32 = digits.parse().map_err(|_| ())?;
-    if sm < MIN_SM { Err(()) } else { Ok(()) }
+    digits.parse().ok()
+}
+
+/// The first architecture with `griddepcontrol` (programmatic dependent launch).
+const GRIDDEPCONTROL_SM: u32 = 90;
+
+/// The `--cfg`s of a device build for `arch` (validated): the AOS store's and the BitmapAlloc
+/// store's for those builds, and from sm_90 on `dynasoar_griddepcontrol`, which makes every
+/// PTX entry point wait for the grids before it (`griddepcontrol.wait`), so that the host may
+/// launch its kernels as programmatic dependent launches.
+fn device_cfgs(arch: &str, aos: bool, bitmap_alloc: bool) -> Vec<&'static str> {
+    let mut cfgs = Vec::new();
+    if aos || bitmap_alloc {
+        cfgs.push("dynasoar_aos");
+    }
+    if bitmap_alloc {
+        cfgs.push("dynasoar_bitmap_alloc");
+    }
+    if sm_number(arch).is_some_and(|sm| sm >= GRIDDEPCONTROL_SM) {
+        cfgs.push("dynasoar_griddepcontrol");
+    }
+    cfgs
 }
 
 /// A command with the outer cargo build's environment removed: a nested
@@ -872,6 +894,18 @@ mod tests {
             "default: {capped}"
         );
         assert_eq!(capped.matches(".maxnreg").count(), 3);
+    }
+
+    #[test]
+    fn entry_points_wait_for_prior_grids_from_sm_90_on() {
+        assert_eq!(device_cfgs("sm_70", false, false), Vec::<&str>::new());
+        assert_eq!(device_cfgs("sm_89", true, false), ["dynasoar_aos"]);
+        assert_eq!(device_cfgs("sm_90", false, false), ["dynasoar_griddepcontrol"]);
+        assert_eq!(device_cfgs("sm_90a", false, false), ["dynasoar_griddepcontrol"]);
+        assert_eq!(
+            device_cfgs("sm_120a", false, true),
+            ["dynasoar_aos", "dynasoar_bitmap_alloc", "dynasoar_griddepcontrol"]
+        );
     }
 
     #[test]

@@ -16,6 +16,7 @@
 //! | `DYNASOAR_DO_ALL_WAVES` | `auto`, or a number from 1 to 16 | the builder's ([`DoAllWaves::Auto`]) | How many times the grid of whole waves a `parallel_do` on the plain loop launches, over [`RuntimeBuilder::do_all_waves`](crate::RuntimeBuilder::do_all_waves). |
 //! | `DYNASOAR_DO_ALL_REPORT` | `1` (on), `0` (off) | off | Print each method's do-all loop and grid, and why, when the runtime is dropped. |
 //! | `DYNASOAR_REUSE_LISTINGS` | `0` (off), `1` (on) | on | Let `parallel_do` skip listing a class that no launch since could have changed: the default of [`RuntimeBuilder::reuse_listings`](crate::RuntimeBuilder::reuse_listings). |
+//! | `DYNASOAR_DEPENDENT_LAUNCH` | `1` (on), `0` (off) | on | Launch the kernels of a model built for sm_90 or later as programmatic dependent launches on a GPU that has them (each kernel's threads wait for the kernel before it, and the driver readies it meanwhile); `0` launches every kernel after the one before it has finished. |
 //! | `DYNASOAR_PROFILE` | `1` (on), `0` (off) | off | Time every kernel (the default of [`RuntimeBuilder::profile_methods`](crate::RuntimeBuilder::profile_methods)), and print the device time per kernel and the heap's occupancy per class (blocks, objects, free slots) when a profiled runtime is dropped. |
 
 use std::ffi::OsString;
@@ -55,6 +56,8 @@ pub struct Settings {
     pub do_all_report: bool,
     /// `DYNASOAR_REUSE_LISTINGS`.
     pub reuse_listings: bool,
+    /// `DYNASOAR_DEPENDENT_LAUNCH`.
+    pub dependent_launch: bool,
     /// `DYNASOAR_PROFILE`.
     pub profile: bool,
 }
@@ -74,6 +77,7 @@ impl Default for Settings {
             do_all_waves: None,
             do_all_report: false,
             reuse_listings: true,
+            dependent_launch: true,
             profile: false,
         }
     }
@@ -141,6 +145,8 @@ impl Settings {
                 .unwrap_or(defaults.do_all_report),
             reuse_listings: read(lookup, "DYNASOAR_REUSE_LISTINGS", "0 or 1", flag)?
                 .unwrap_or(defaults.reuse_listings),
+            dependent_launch: read(lookup, "DYNASOAR_DEPENDENT_LAUNCH", "1 or 0", flag)?
+                .unwrap_or(defaults.dependent_launch),
             profile: read(lookup, "DYNASOAR_PROFILE", "1 or 0", flag)?.unwrap_or(defaults.profile),
         })
     }
@@ -197,7 +203,7 @@ mod tests {
     fn an_empty_environment_gives_the_defaults() {
         let s = settings(&[]).unwrap();
         assert_eq!(s, Settings::default());
-        assert!(s.block_runs && s.reuse_listings);
+        assert!(s.block_runs && s.reuse_listings && s.dependent_launch);
         assert!(!s.profile && !s.sync_each_launch && !s.do_all_report);
         assert_eq!((s.backend, s.cpu_threads, s.jit, s.do_all, s.cubin_dir), (None, None, None, None, None));
         assert_eq!(s.enumeration, None);
@@ -219,6 +225,7 @@ mod tests {
             ("DYNASOAR_DO_ALL_WAVES", "2"),
             ("DYNASOAR_DO_ALL_REPORT", "1"),
             ("DYNASOAR_REUSE_LISTINGS", "0"),
+            ("DYNASOAR_DEPENDENT_LAUNCH", "0"),
             ("DYNASOAR_PROFILE", "1"),
         ])
         .unwrap();
@@ -237,6 +244,7 @@ mod tests {
                 do_all_waves: Some(DoAllWaves::Fixed(2)),
                 do_all_report: true,
                 reuse_listings: false,
+                dependent_launch: false,
                 profile: true,
             }
         );
@@ -290,6 +298,7 @@ mod tests {
             ("DYNASOAR_DO_ALL_WAVES", "0", "auto or a number from 1 to 16"),
             ("DYNASOAR_DO_ALL_WAVES", "17", "auto or a number from 1 to 16"),
             ("DYNASOAR_DO_ALL_REPORT", "true", "1 or 0"),
+            ("DYNASOAR_DEPENDENT_LAUNCH", "on", "1 or 0"),
             ("DYNASOAR_REUSE_LISTINGS", "off", "0 or 1"),
             ("DYNASOAR_ENUMERATION", "Flat", "flat or hierarchical"),
             (
@@ -329,7 +338,7 @@ mod tests {
             .map(|l| format!("DYNASOAR_{}", &l[..l.find('`').unwrap()]))
             .collect();
         rows.sort();
-        assert_eq!(read.len(), 13);
+        assert_eq!(read.len(), 14);
         assert_eq!(read, rows);
     }
 }

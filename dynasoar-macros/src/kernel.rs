@@ -85,6 +85,7 @@ pub fn expand(args: TokenStream, input: TokenStream) -> syn::Result<TokenStream>
         #[doc(hidden)]
         #[unsafe(export_name = #export)]
         pub unsafe extern "ptx-kernel" fn #entry(params: #param_ty) {
+            #krate::arch::wait_for_prior_grids();
             #name(params)
         }
 

@@ -35,6 +35,8 @@ use host as imp;
 pub use host::{LaunchCoords, NO_HINT, place_hint, run_blocks, set_place_hint, with_launch_coords};
 #[cfg(target_arch = "nvptx64")]
 pub(crate) use nvptx::report_panic_and_trap;
+#[cfg(target_arch = "nvptx64")]
+pub use nvptx::wait_for_prior_grids;
 
 pub use bits::{clear_lowest_set_bits, lowest_set_bits, nth_set_bit, ones_from, rotate_find};
 pub use imp::{

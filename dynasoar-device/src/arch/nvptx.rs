@@ -108,6 +108,23 @@ pub fn prefetch_l2(addr: u64) {
     unsafe { asm!("prefetch.global.L2 [{a}];", a = in(reg64) addr, options(nostack, readonly)) }
 }
 
+/// Wait until the grids this launch depends on have finished and their writes are visible
+/// (`griddepcontrol.wait`, sm_90+). Every PTX entry point calls it first when the device build
+/// targets sm_90 or later (`cfg(dynasoar_griddepcontrol)`, set by the PTX builder), so that the
+/// host may launch any kernel of the module as a programmatic dependent launch: the driver
+/// then readies the next kernel while the previous one finishes, and the kernel's threads wait
+/// here instead of the stream waiting between the two. In a launch without that attribute the
+/// wait returns at once. Without the cfg (older GPUs, whose PTX has no such instruction) it is
+/// nothing.
+#[inline(always)]
+pub fn wait_for_prior_grids() {
+    // SAFETY: the instruction has no operands and only delays the thread.
+    #[cfg(dynasoar_griddepcontrol)]
+    unsafe {
+        asm!("griddepcontrol.wait;", options(nostack))
+    }
+}
+
 /// `__threadfence()`: orders this thread's memory accesses at GPU scope.
 #[inline(always)]
 pub fn fence() {

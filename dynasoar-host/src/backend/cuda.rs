@@ -1,6 +1,6 @@
 //! The CUDA backend: cudarc's driver API, libcuda loaded at run time.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -32,6 +32,10 @@ pub struct CudaExec {
     /// cannot be captured). Nothing ever runs on it: replays run on `stream`.
     capturing: Mutex<Option<Arc<CudaStream>>>,
     functions: Mutex<HashMap<&'static str, CudaFunction>>,
+    /// The entry points launched as programmatic dependent launches: those whose PTX waits
+    /// for the grids before them first ([`entries_that_wait`]), on a GPU of sm_90 or later,
+    /// unless `DYNASOAR_DEPENDENT_LAUNCH=0`. Empty otherwise.
+    dependent: HashSet<String>,
     /// CUDA events whose time was read, for reuse by markers.
     events: Mutex<Vec<CudaEvent>>,
     /// Resident blocks per multiprocessor, by kernel and block size.
@@ -57,7 +61,16 @@ impl DeviceMem {
 impl CudaExec {
     /// A context on device `ordinal` with the module of `ptx`, compiled as `compile` says or
     /// loaded from a cubin in `cubin_dir` (see [`load_models`]).
-    pub fn new(ptx: &str, ordinal: usize, compile: ModuleCompile, cubin_dir: Option<&Path>) -> Result<Self> {
+    /// `dependent_launch`: launch the kernels that wait for the grids before them
+    /// (`griddepcontrol.wait`, in every entry point of a model built for sm_90 or later) as
+    /// programmatic dependent launches where the GPU has them.
+    pub fn new(
+        ptx: &str,
+        ordinal: usize,
+        compile: ModuleCompile,
+        cubin_dir: Option<&Path>,
+        dependent_launch: bool,
+    ) -> Result<Self> {
         // cudarc panics on its first driver call when libcuda is missing: ask first.
         // SAFETY: only tries to open the library.
         if !unsafe { cudarc::driver::sys::is_culib_present() } {
@@ -92,8 +105,12 @@ impl CudaExec {
         let sms = attr(Attr::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as usize;
         let per_sm = attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR)? as usize;
         let name = ctx.name().map_err(|e| Error::driver("reading the device name", e))?;
+        let dependent = if dependent_launch && major >= 9 { entries_that_wait(ptx) } else { HashSet::new() };
         Ok(CudaExec {
-            description: format!("{name} (sm_{major}{minor}, {sms} SMs)"),
+            description: format!(
+                "{name} (sm_{major}{minor}, {sms} SMs{})",
+                if dependent.is_empty() { "" } else { ", dependent launches" }
+            ),
             resident_threads: sms * per_sm,
             multiprocessors: sms,
             ctx,
@@ -101,6 +118,7 @@ impl CudaExec {
             module,
             capturing: Mutex::new(None),
             functions: Mutex::new(HashMap::new()),
+            dependent,
             events: Mutex::new(Vec::new()),
             occupancy: Mutex::new(HashMap::new()),
         })
@@ -174,7 +192,10 @@ impl CudaExec {
         params: P,
     ) -> std::result::Result<(), String> {
         let f = self.function(kernel.name())?;
-        let raw = RawParams(params);
+        let mut raw = RawParams(params);
+        if self.dependent.contains(kernel.name()) {
+            return launch_dependent(stream, &f, grid, &mut raw);
+        }
         let cfg = LaunchConfig {
             grid_dim: (grid.blocks, 1, 1),
             block_dim: (grid.threads, 1, 1),
@@ -373,6 +394,69 @@ fn prebuilt_cubin(dir: &Path, ptx: &str, major: i32, minor: i32) -> Option<Vec<u
     std::fs::read(dir.join(name)).ok()
 }
 
+/// Queue `f` on `stream` as a programmatic dependent launch (`cuLaunchKernelEx` with
+/// programmatic stream serialization): the driver may start readying it before the kernel
+/// before it on the stream has finished, and `f`'s threads wait for that kernel's completion
+/// and writes in their first instruction (`griddepcontrol.wait`). Only for entry points that
+/// do so ([`entries_that_wait`]): in one that does not, the kernel could read what the one
+/// before it has not written yet.
+fn launch_dependent<P: Plain>(
+    stream: &Arc<CudaStream>,
+    f: &CudaFunction,
+    grid: Grid,
+    params: &mut RawParams<P>,
+) -> std::result::Result<(), String> {
+    use cudarc::driver::sys;
+    stream.context().bind_to_thread().map_err(|e| e.to_string())?;
+    let mut value = sys::CUlaunchAttributeValue { pad: [0; 64] };
+    value.programmaticStreamSerializationAllowed = 1;
+    let mut attribute = sys::CUlaunchAttribute {
+        id: sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION,
+        pad: [0; 4],
+        value,
+    };
+    let config = sys::CUlaunchConfig {
+        gridDimX: grid.blocks,
+        gridDimY: 1,
+        gridDimZ: 1,
+        blockDimX: grid.threads,
+        blockDimY: 1,
+        blockDimZ: 1,
+        sharedMemBytes: 0,
+        hStream: stream.cu_stream(),
+        attrs: &mut attribute,
+        numAttrs: 1,
+    };
+    let mut args = [params as *mut RawParams<P> as *mut std::ffi::c_void];
+    // SAFETY: `config` and the attribute it points to live across the call; the entry point
+    // takes exactly one parameter of `P`'s layout (see `launch_on`), passed by the address of
+    // `params`, which the driver copies at the call; the context is current on this thread.
+    unsafe { sys::cuLaunchKernelEx(&config, f.cu_function(), args.as_mut_ptr(), std::ptr::null_mut()) }
+        .result()
+        .map_err(|e| e.to_string())
+}
+
+/// The names of the PTX entry points of `ptx` whose body waits for the grids before them
+/// (`griddepcontrol.wait`): every entry point of a model built for sm_90 or later (the
+/// `#[kernel]`, do-all and gather entry points call `arch::wait_for_prior_grids` first), none
+/// of one built for an earlier GPU.
+fn entries_that_wait(ptx: &str) -> HashSet<String> {
+    let mut waiting = HashSet::new();
+    let mut rest = ptx;
+    while let Some(at) = rest.find(".entry ") {
+        rest = &rest[at + ".entry ".len()..];
+        let name_end = rest.find(|c: char| c == '(' || c.is_whitespace()).unwrap_or(rest.len());
+        let name = &rest[..name_end];
+        // The body ends at the first line that is only `}`.
+        let body_end = rest.find("\n}").unwrap_or(rest.len());
+        if rest[..body_end].contains("griddepcontrol.wait") {
+            waiting.insert(name.to_string());
+        }
+        rest = &rest[body_end..];
+    }
+    waiting
+}
+
 /// 64-bit FNV-1a of the PTX text: names its prebuilt cubins (the bundle script computes the
 /// same).
 fn ptx_digest(ptx: &str) -> u64 {
@@ -386,5 +470,44 @@ mod tests {
         // Reference values of 64-bit FNV-1a.
         assert_eq!(super::ptx_digest(""), 0xcbf2_9ce4_8422_2325);
         assert_eq!(super::ptx_digest("a"), 0xaf63_dc4c_8601_ec8c);
+    }
+
+    #[test]
+    fn only_entries_whose_body_waits_are_launched_as_dependent() {
+        let ptx = "\
+.version 7.8
+.target sm_90
+.func helper()
+{
+\tgriddepcontrol.wait;
+}
+\t// .globl\tfirst
+.visible .entry first(
+\t.param .align 8 .b8 first_param_0[16]
+)
+.maxnreg 64
+{
+\t.reg .b32 \t%r<4>;
+\tgriddepcontrol.wait;
+\tret;
+}
+\t// .globl\tsecond
+.visible .entry second(
+\t.param .align 8 .b8 second_param_0[16]
+)
+{
+\tret;
+}
+.visible .entry third()
+{
+\tgriddepcontrol.wait;
+\tret;
+}
+";
+        let waiting = super::entries_that_wait(ptx);
+        let mut names: Vec<&str> = waiting.iter().map(String::as_str).collect();
+        names.sort();
+        assert_eq!(names, ["first", "third"]);
+        assert!(super::entries_that_wait(".version 7.0\n.target sm_70\n").is_empty());
     }
 }

@@ -159,22 +159,29 @@ impl Executor {
         let cubin_dir = settings.cubin_dir.as_deref();
         let mut fallback_reason = None;
         let imp = match options.backend {
-            Backend::Cuda => {
-                Imp::Cuda(Box::new(cuda::CudaExec::new(ptx, options.device, compile, cubin_dir)?))
-            }
+            Backend::Cuda => Imp::Cuda(Box::new(cuda::CudaExec::new(
+                ptx,
+                options.device,
+                compile,
+                cubin_dir,
+                settings.dependent_launch,
+            )?)),
             Backend::Cpu => Imp::Cpu(cpu::CpuExec::new(cpu_threads)?),
-            Backend::Auto => match cuda::CudaExec::new(ptx, options.device, compile, cubin_dir) {
-                Ok(exec) => Imp::Cuda(Box::new(exec)),
-                Err(Error::NoCudaDriver) => {
-                    fallback_reason = Some("no CUDA driver: libcuda.so could not be loaded".to_string());
-                    Imp::Cpu(cpu::CpuExec::new(cpu_threads)?)
+            Backend::Auto => {
+                match cuda::CudaExec::new(ptx, options.device, compile, cubin_dir, settings.dependent_launch)
+                {
+                    Ok(exec) => Imp::Cuda(Box::new(exec)),
+                    Err(Error::NoCudaDriver) => {
+                        fallback_reason = Some("no CUDA driver: libcuda.so could not be loaded".to_string());
+                        Imp::Cpu(cpu::CpuExec::new(cpu_threads)?)
+                    }
+                    Err(Error::NoCudaDevice { reason }) => {
+                        fallback_reason = Some(format!("no CUDA device: {reason}"));
+                        Imp::Cpu(cpu::CpuExec::new(cpu_threads)?)
+                    }
+                    Err(other) => return Err(other),
                 }
-                Err(Error::NoCudaDevice { reason }) => {
-                    fallback_reason = Some(format!("no CUDA device: {reason}"));
-                    Imp::Cpu(cpu::CpuExec::new(cpu_threads)?)
-                }
-                Err(other) => return Err(other),
-            },
+            }
         };
         let exec = Executor {
             imp,

@@ -91,6 +91,7 @@ pub fn expand(a: &Allocator, blocks: Blocks) -> TokenStream {
             #[allow(non_snake_case)]
             #[unsafe(export_name = #gather_export)]
             pub unsafe extern "ptx-kernel" fn #gather_entry(params: #p::parallel::GatherParams) {
+                #p::arch::wait_for_prior_grids();
                 #gather_host(params)
             }
         }

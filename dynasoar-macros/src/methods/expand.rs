@@ -103,7 +103,7 @@ fn launchable(
         Kind::New => quote!(#p::parallel::NewParams<#arg_ty>),
     };
     let effects_arg = effects.as_ref().map(|e| quote!(, #e));
-    let mut free = entry(&host_fn, &entry_fn, &export, &params_ty, &run);
+    let mut free = entry(p, &host_fn, &entry_fn, &export, &params_ty, &run);
     // A `#[parallel]` method that calls `this.name()` gets a second kernel with the streaming
     // loop, which prefetches the first of those names that is a field (if none is, the token
     // leaves the kernel out). A method with lanes runs the plain loop only.
@@ -115,7 +115,7 @@ fn launchable(
             let entry_fn = format_ident!("__dynasoar_stream_entry_{}_{}_{}", l.allocator, class, name);
             let export = format!("dynasoar_stream__{alloc}__{class}__{name}", alloc = l.allocator);
             let run = do_all_body(*read_only, quote!(Streaming(#prefetch)), &export);
-            free.extend(entry(&host_fn, &entry_fn, &export, &params_ty, &run));
+            free.extend(entry(p, &host_fn, &entry_fn, &export, &params_ty, &run));
             Some(quote!(.with_streaming(#p::Kernel::new(#export, #host_fn), #prefetch)))
         }
         Kind::Parallel { lanes, .. } if *lanes > 1 => Some(quote!(.with_lanes(#lanes))),
@@ -136,6 +136,7 @@ fn launchable(
 /// A kernel's host function `host_fn` (what the CPU backend calls) running `run`, and on
 /// nvptx its PTX entry point `export`.
 fn entry(
+    p: &TokenStream,
     host_fn: &syn::Ident,
     entry_fn: &syn::Ident,
     export: &str,
@@ -155,6 +156,7 @@ fn entry(
         #[allow(non_snake_case)]
         #[unsafe(export_name = #export)]
         pub unsafe extern "ptx-kernel" fn #entry_fn(params: #params_ty) {
+            #p::arch::wait_for_prior_grids();
             #host_fn(params)
         }
     }
