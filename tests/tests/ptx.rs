@@ -1,5 +1,6 @@
-//! Checks of the generated PTX that need no GPU: scopes of atomics, and assembly by NVIDIA's
-//! `ptxas` for sm_75 and sm_90 (when available; `.ci/run` installs it from PyPI).
+//! Checks of the generated PTX that need no GPU: scopes of atomics, the entry points' waits for
+//! the grids before them (builds for sm_90 on), and assembly by NVIDIA's `ptxas` for sm_75 and
+//! sm_90 (when available; `.ci/run` installs it from PyPI).
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -129,6 +130,53 @@ fn every_atomic_and_fence_is_gpu_scoped() {
     assert!(atomics > 1000, "only {atomics} atomics found: the check no longer sees them");
 }
 
+/// The number of the PTX's `.target sm_XY` (its first line of that form).
+fn target_sm(ptx: &str) -> u32 {
+    let line = ptx.lines().find_map(|l| l.trim().strip_prefix(".target sm_")).expect("a .target sm_ line");
+    line.trim_end_matches(|c: char| !c.is_ascii_digit()).parse().expect("an sm number")
+}
+
+/// Each entry point's name and body (up to the first line that is only `}`).
+fn entry_bodies(ptx: &str) -> Vec<(&str, &str)> {
+    ptx.split(".entry ")
+        .skip(1)
+        .map(|rest| {
+            let name = &rest[..rest.find('(').unwrap_or(rest.len())];
+            (name, &rest[..rest.find("\n}").unwrap_or(rest.len())])
+        })
+        .collect()
+}
+
+/// From sm_90 on, every entry point first waits for the grids before it
+/// (`griddepcontrol.wait`): the CUDA backend launches such kernels as programmatic dependent
+/// launches, and one that did not wait could read what the kernel before it has not written
+/// yet. A build for an older GPU has no such instruction (its PTX would not assemble). CI
+/// builds for sm_70; the GPU bundle's test binaries embed builds for sm_90.
+#[test]
+fn entry_points_wait_for_prior_grids_exactly_in_builds_for_sm_90_on() {
+    for (name, ptx) in BUILDS {
+        let sm = target_sm(ptx);
+        let entries = entry_bodies(ptx);
+        assert!(entries.len() > 10, "{name}: only {} entry points found", entries.len());
+        let waiting: Vec<&str> = entries
+            .iter()
+            .filter(|(_, body)| body.contains("griddepcontrol.wait"))
+            .map(|(n, _)| *n)
+            .collect();
+        if sm >= 90 {
+            let not: Vec<&str> = entries.iter().map(|(n, _)| *n).filter(|n| !waiting.contains(n)).collect();
+            assert!(not.is_empty(), "{name} (sm_{sm}): entry points that do not wait first: {not:?}");
+        } else {
+            assert!(!ptx.contains("griddepcontrol"), "{name} (sm_{sm}): waits in {waiting:?}");
+        }
+        println!(
+            "{name}: sm_{sm}, {} entry points, {} wait for the grids before them",
+            entries.len(),
+            waiting.len()
+        );
+    }
+}
+
 fn find_ptxas() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("DYNASOAR_PTXAS").map(PathBuf::from)
         && p.is_file()
@@ -158,7 +206,9 @@ fn ptxas_assembles_the_models_for_sm75_and_sm90() {
     for (name, source) in BUILDS {
         let ptx = dir.join(format!("{name}.ptx"));
         std::fs::write(&ptx, source).unwrap();
-        for arch in ["sm_75", "sm_90"] {
+        // A build for sm_90 (the GPU bundle's) assembles for sm_90 only.
+        let archs: &[&str] = if target_sm(source) >= 90 { &["sm_90"] } else { &["sm_75", "sm_90"] };
+        for &arch in archs {
             // As the runtime compiles it: the AOS build as relocatable code (`-c`), the other
             // as one program (host backend/cuda_link.rs says why).
             let out = Command::new(&ptxas)
