@@ -18,6 +18,13 @@ of the working tree built with `cargo build --release -p dynasoar-examples --bin
 their own cubin in one call, without a bundle of the change (the host code must be the same):
 
     scripts/cubin-variant.py --as 9e56cb84b2890ea0 --out gpu-bundle/extra/variant
+
+The `--ptx` must be built for the same architecture as the binaries' (the bundle's is sm_90,
+`DYNASOAR_GPU_ARCH=sm_90`): the runtime launches the entry points whose embedded PTX waits for
+the grids before it (`griddepcontrol.wait`, builds for sm_90 on) as dependent launches, and in a
+cubin without those waits a kernel could run before the one it depends on has finished. So with
+`--as` the script refuses a `--ptx` without those waits, unless `--without-waits` says that the
+binaries will run with `DYNASOAR_DEPENDENT_LAUNCH=0`.
 """
 import argparse
 import pathlib
@@ -57,6 +64,8 @@ def main() -> int:
     ap.add_argument("--ptxas", default=DEFAULT_PTXAS)
     ap.add_argument("--arch", default="sm_90")
     ap.add_argument("--as", dest="as_digest", metavar="DIGEST", help="name the cubin after this PTX digest (16 hex digits)")
+    ap.add_argument("--without-waits", action="store_true",
+                    help="with --as: accept a PTX whose entry points do not wait for the grids before them")
     args = ap.parse_args()
     if args.as_digest is not None and not re.fullmatch(r"[0-9a-f]{16}", args.as_digest):
         ap.error(f"--as {args.as_digest!r}: expected the 16 hex digits of a cubin's name")
@@ -70,6 +79,11 @@ def main() -> int:
             ap.error(f"--cap {c!r}: expected PATTERN=N")
         caps.append((pattern, int(n)))
     raw = pathlib.Path(args.ptx).read_bytes()
+    if args.as_digest is not None and b"griddepcontrol.wait" not in raw and not args.without_waits:
+        ap.error(f"--ptx {args.ptx}: its entry points do not wait for the grids before them (a build for "
+                 "an older GPU than sm_90), and binaries built for sm_90 launch their kernels as dependent "
+                 "launches: build it with DYNASOAR_GPU_ARCH=sm_90, or give --without-waits and run the "
+                 "binaries with DYNASOAR_DEPENDENT_LAUNCH=0")
     ptx, changed = recap(raw.decode(), caps)
     if caps and not changed:
         print(f"cubin-variant: no entry matches {[p for p, _ in caps]}", file=sys.stderr)

@@ -19,6 +19,8 @@ PTXAS=${PTXAS:-.tools/ptxas/nvidia/cu13/bin/ptxas}
 [[ -x $PTXAS ]] || { echo "no ptxas at $PTXAS: run scripts/install-ptxas.sh" >&2; exit 1; }
 PTXAS=$(realpath "$PTXAS")
 here=$PWD
+# Built for sm_90, as the bundle is (its kernels run as dependent launches; see gpu-bundle.sh).
+export DYNASOAR_GPU_ARCH=${DYNASOAR_GPU_ARCH:-sm_90}
 args=(); for b in "$@"; do args+=(--bin "$b"); done
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 pack() { # side, source dir, target dir

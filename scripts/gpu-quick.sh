@@ -12,6 +12,8 @@ cd "$(dirname "$0")/.."
 [[ $# -gt 0 ]] || { echo "usage: scripts/gpu-quick.sh BIN..." >&2; exit 2; }
 PTXAS=${PTXAS:-.tools/ptxas/nvidia/cu13/bin/ptxas}
 [[ -x $PTXAS ]] || { echo "no ptxas at $PTXAS: run scripts/install-ptxas.sh" >&2; exit 1; }
+# Built for sm_90, as the bundle is (its kernels run as dependent launches; see gpu-bundle.sh).
+export DYNASOAR_GPU_ARCH=${DYNASOAR_GPU_ARCH:-sm_90}
 args=(); for b in "$@"; do args+=(--bin "$b"); done
 cargo build --release -p dynasoar-examples "${args[@]}" >&2
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT

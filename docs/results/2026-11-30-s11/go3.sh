@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Call 3: (a) pdl.cu on the legacy default stream; (b) the bundle of ad4704e (PTX for sm_90, every
+# Call 3: (a) pdl.cu on the legacy default stream; (b) the bundle of d18b296 (PTX for sm_90, every
 # entry point waits for the grids before it) with DYNASOAR_DEPENDENT_LAUNCH=0 (off) and unset
 # (on: programmatic dependent launches), seven apps, order off on on off; (c) the GPU suite.
 set -u
 cd gpu-bundle/pdl && nvcc -O3 -arch=sm_90 -o pdl pdl.cu && cd ../..
 { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-  echo "commit: ad4704e (docs/results/2026-11-30-s11/pdl.cu, nvcc -O3 -arch=sm_90)"
+  echo "commit: d18b296 (docs/results/2026-11-30-s11/pdl.cu, nvcc -O3 -arch=sm_90)"
   echo "command: bash docs/results/2026-11-30-s11/go3.sh"
   for n in 5000000 1000000 200000; do gpu-bundle/pdl/pdl $n legacy; done
 } > $OUT/pdl-legacy.txt 2>&1
