@@ -158,30 +158,22 @@ impl Executor {
         let compile = settings.jit.unwrap_or(options.module_compile);
         let cubin_dir = settings.cubin_dir.as_deref();
         let mut fallback_reason = None;
+        let cuda = || cuda::CudaExec::new(ptx, options.device, compile, cubin_dir, settings.dependent_launch);
         let imp = match options.backend {
-            Backend::Cuda => Imp::Cuda(Box::new(cuda::CudaExec::new(
-                ptx,
-                options.device,
-                compile,
-                cubin_dir,
-                settings.dependent_launch,
-            )?)),
+            Backend::Cuda => Imp::Cuda(Box::new(cuda()?)),
             Backend::Cpu => Imp::Cpu(cpu::CpuExec::new(cpu_threads)?),
-            Backend::Auto => {
-                match cuda::CudaExec::new(ptx, options.device, compile, cubin_dir, settings.dependent_launch)
-                {
-                    Ok(exec) => Imp::Cuda(Box::new(exec)),
-                    Err(Error::NoCudaDriver) => {
-                        fallback_reason = Some("no CUDA driver: libcuda.so could not be loaded".to_string());
-                        Imp::Cpu(cpu::CpuExec::new(cpu_threads)?)
-                    }
-                    Err(Error::NoCudaDevice { reason }) => {
-                        fallback_reason = Some(format!("no CUDA device: {reason}"));
-                        Imp::Cpu(cpu::CpuExec::new(cpu_threads)?)
-                    }
-                    Err(other) => return Err(other),
+            Backend::Auto => match cuda() {
+                Ok(exec) => Imp::Cuda(Box::new(exec)),
+                Err(Error::NoCudaDriver) => {
+                    fallback_reason = Some("no CUDA driver: libcuda.so could not be loaded".to_string());
+                    Imp::Cpu(cpu::CpuExec::new(cpu_threads)?)
                 }
-            }
+                Err(Error::NoCudaDevice { reason }) => {
+                    fallback_reason = Some(format!("no CUDA device: {reason}"));
+                    Imp::Cpu(cpu::CpuExec::new(cpu_threads)?)
+                }
+                Err(other) => return Err(other),
+            },
         };
         let exec = Executor {
             imp,
