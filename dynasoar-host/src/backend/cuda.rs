@@ -31,10 +31,13 @@ pub struct CudaExec {
     /// While capturing: the stream that records the launches (the legacy default stream
     /// cannot be captured). Nothing ever runs on it: replays run on `stream`.
     capturing: Mutex<Option<Arc<CudaStream>>>,
-    functions: Mutex<HashMap<&'static str, CudaFunction>>,
+    /// Each entry point loaded so far, and whether it is launched as a programmatic dependent
+    /// launch (in `dependent`): one look-up per launch.
+    functions: Mutex<HashMap<&'static str, (CudaFunction, bool)>>,
     /// The entry points launched as programmatic dependent launches: those whose PTX waits
     /// for the grids before them first ([`entries_that_wait`]), on a GPU of sm_90 or later,
-    /// unless `DYNASOAR_DEPENDENT_LAUNCH=0`. Empty otherwise.
+    /// unless `DYNASOAR_DEPENDENT_LAUNCH=0`. Empty otherwise. Read when an entry point is
+    /// first loaded.
     dependent: HashSet<String>,
     /// CUDA events whose time was read, for reuse by markers.
     events: Mutex<Vec<CudaEvent>>,
@@ -136,17 +139,19 @@ impl CudaExec {
         self.multiprocessors
     }
 
-    fn function(&self, name: &'static str) -> std::result::Result<CudaFunction, String> {
+    /// Entry point `name`, and whether it is launched as a dependent launch.
+    fn function(&self, name: &'static str) -> std::result::Result<(CudaFunction, bool), String> {
         let mut functions = self.functions.lock().unwrap();
-        if let Some(f) = functions.get(name) {
-            return Ok(f.clone());
+        if let Some(loaded) = functions.get(name) {
+            return Ok(loaded.clone());
         }
         let f = self
             .module
             .load_function(name)
             .map_err(|e| format!("{} (is the kernel in the PTX? rebuild the app)", e))?;
-        functions.insert(name, f.clone());
-        Ok(f)
+        let loaded = (f, self.dependent.contains(name));
+        functions.insert(name, loaded.clone());
+        Ok(loaded)
     }
 
     /// Blocks of `threads` of kernel `name` that fit on one multiprocessor at once.
@@ -156,6 +161,7 @@ impl CudaExec {
         }
         let n = self
             .function(name)?
+            .0
             .occupancy_max_active_blocks_per_multiprocessor(threads, 0, None)
             .map_err(|e| format!("occupancy of `{name}`: {e}"))?;
         self.occupancy.lock().unwrap().insert((name, threads), n);
@@ -191,9 +197,9 @@ impl CudaExec {
         grid: Grid,
         params: P,
     ) -> std::result::Result<(), String> {
-        let f = self.function(kernel.name())?;
+        let (f, dependent) = self.function(kernel.name())?;
         let mut raw = RawParams(params);
-        if self.dependent.contains(kernel.name()) {
+        if dependent {
             return launch_dependent(stream, &f, grid, &mut raw);
         }
         let cfg = LaunchConfig {
