@@ -716,8 +716,10 @@ pub struct CellLinks {
 
 #[soa_methods]
 impl Agent {
-    /// Step 4: age and burn sugar; die if too old or out of sugar.
-    #[parallel]
+    /// Step 4: age and burn sugar; die if too old or out of sugar. Its effects are declared (it
+    /// frees agents and creates nothing), so the runtime keeps the cells' list and lists the
+    /// agents once a step, not again before the moves.
+    #[parallel(frees(Agent))]
     pub fn age_and_metabolize(this: Obj<Self>, dev: &Device<SugarscapeHeap>) {
         let (age, sugar, dead) = metabolize(this.age(), this.sugar(), this.metabolism(), this.max_age());
         if dead {
@@ -823,8 +825,9 @@ impl Male {
         request(this, position, rank, &l);
     }
 
-    /// Step 12: an accepted male with a cell for the child creates it there.
-    #[parallel]
+    /// Step 12: an accepted male with a cell for the child creates it there. (Effects declared,
+    /// as for `age_and_metabolize`: the runtime keeps the cells' list.)
+    #[parallel(creates(Male, Female))]
     pub fn mate(this: Obj<Self>, dev: &Device<SugarscapeHeap>, p: Params) {
         if !this.proposal_accepted() {
             return;
