@@ -53,10 +53,7 @@ pub struct DoParams<Arg> {
     pub objects_per_block: u32,
     /// Which enumeration counter holds the number of listed blocks.
     pub parity: u32,
-    /// 1 if the class's list was made before launches that may have freed some of its objects
-    /// (and created no object of the heap): the loop then visits only the listed objects
-    /// whose slots are still allocated (see `Listing::freed_since`). 0 otherwise.
-    pub freed_since: u32,
+    pub _reserved: u32,
     /// A launch of a method with lanes: the store's ranked list of the class (the heap's:
     /// `heap::ranked`), or null.
     pub ranked: RankedPtr,

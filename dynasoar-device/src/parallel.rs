@@ -241,14 +241,7 @@ pub fn run_parallel_do<T, Arg>(
     // method may free only its own object of it (checked on the CPU backend, see
     // `Device::visiting`).
     let threads = crate::reduce::threads_per_object(lanes);
-    // The host passes a list that names objects freed since only to methods that create
-    // nothing, free no object of the launched class and have no lanes; for the others
-    // `effects` and `lanes`, constants of the kernel, fold the test away, and with it the
-    // loop's loads of each block's bitmaps (ptxas: with the test, allocating kernels spilled
-    // 8-20 bytes more, traffic's `Car::advance` 28 bytes instead of 8).
-    let freed_since =
-        p.freed_since != 0 && effects.creates == 0 && effects.frees & T::SUBTREE == 0 && lanes <= 1;
-    let listing = Listing { class, objects, parity: p.parity, freed_since, lp, lanes: threads };
+    let listing = Listing { class, objects, parity: p.parity, lp, lanes: threads };
     #[cfg(target_arch = "nvptx64")]
     dev.object_store().for_each_listed(listing, |raw| {
         // SAFETY: a live object of a class that is-a `T` (see above).
@@ -359,7 +352,6 @@ pub fn run_gather<T: Registered>(p: GatherParams, tag: u32) {
         class: p.class as u8,
         objects: p.objects_per_block,
         parity: p.parity,
-        freed_since: false,
         lp: DoAll::Plain,
         lanes: 1,
     };

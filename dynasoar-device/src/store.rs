@@ -24,12 +24,6 @@ pub struct Listing {
     pub objects: u32,
     /// Which enumeration counter holds the number of listed blocks (the SOA heap's).
     pub parity: u32,
-    /// The list was made before launches that may have freed objects of the class, and no
-    /// launch since may have created an object of any class of the heap (so every listed block
-    /// is still free or the class's, and holds no object the list does not name): the loop
-    /// visits a listed object only if its slot is still allocated. The host then skips the
-    /// enumeration (the SOA heap's; loops without lanes only).
-    pub freed_since: bool,
     /// Which loop the kernel runs (the SOA heap's; other stores have one).
     pub lp: DoAll,
     /// Consecutive threads that share each object (a method's `lanes` on the GPU, see
@@ -254,21 +248,13 @@ unsafe impl ObjectStore for Heap<'static> {
     fn for_each_listed(&self, l: Listing, f: impl FnMut(RawHandle)) {
         #[cfg(not(target_arch = "nvptx64"))]
         if l.lanes <= 1 {
-            return listed::for_each_listed_on_host(self, l.class, l.objects, l.parity, l.freed_since, f);
+            return listed::for_each_listed_on_host(self, l.class, l.objects, l.parity, f);
         }
         match l.lp {
-            DoAll::Plain => {
-                listed::for_each_listed(self, l.class, l.objects, l.parity, l.freed_since, l.lanes, f)
+            DoAll::Plain => listed::for_each_listed(self, l.class, l.objects, l.parity, l.lanes, f),
+            DoAll::Streaming(prefetch) => {
+                listed::for_each_listed_streaming(self, l.class, l.objects, l.parity, prefetch, f)
             }
-            DoAll::Streaming(prefetch) => listed::for_each_listed_streaming(
-                self,
-                l.class,
-                l.objects,
-                l.parity,
-                l.freed_since,
-                prefetch,
-                f,
-            ),
         }
     }
 }

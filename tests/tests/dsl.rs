@@ -445,68 +445,6 @@ fn listing_reuse_on_gpu() {
     listing_reuse(Backend::Cuda, "listing_reuse_on_gpu");
 }
 
-/// A class's list is kept across launches that may only free its objects (declared `frees`,
-/// nothing created): the next do-alls that free no cat skip the listing and visit only the
-/// survivors, also where whole blocks emptied; a launch that creates or frees cats lists them
-/// anew. Every animal's ticks are checked against the rules.
-fn lists_kept_across_frees(backend: Backend, test: &str) {
-    if backend == Backend::Cuda && gpu_executor(test).is_none() {
-        return;
-    }
-    let rt = Runtime::<Zoo>::builder(dynasoar_examples::MODELS_PTX)
-        .backend(backend)
-        .cpu_threads(4)
-        .heap_bytes(16 << 20)
-        .quiet(true)
-        .profile(true)
-        .build()
-        .unwrap_or_else(|e| panic!("{test}: {e}"));
-    rt.parallel_new(Registry::create, 1).unwrap();
-    rt.parallel_do_with(Registry::populate, 200u32).unwrap();
-    // `tally`'s statistics; the first is the count of visits.
-    let visits = {
-        use dynasoar::host::Total::*;
-        rt.totals(&[Count, SumU64, MinI64, MaxI64, MaxF64, SumF64, MinF64]).unwrap()
-    };
-    rt.parallel_do(Animal::tick).unwrap();
-    let listed = enumerations(&rt, "Cat");
-    // Odd cats leave; the launches after use the kept list, the freed cats unvisited (their
-    // memory is not collected: `tally` counts the visits).
-    rt.parallel_do(Cat::leave_if_odd_declared).unwrap();
-    rt.parallel_do(Animal::tick).unwrap();
-    rt.parallel_do(Animal::tick).unwrap();
-    assert_eq!(enumerations(&rt, "Cat"), listed, "{test}: a launch that only frees cats kept their list");
-    // Cats below 150 leave (a launch that frees cats lists them anew), emptying their blocks.
-    rt.parallel_do_with(Cat::leave_if_below, 150u32).unwrap();
-    let listed = enumerations(&rt, "Cat");
-    rt.parallel_do_with(Animal::tally, visits.device()).unwrap();
-    assert_eq!(enumerations(&rt, "Cat"), listed, "{test}: the count used the kept list");
-    assert_eq!(rt.read_totals(&visits).unwrap()[0], dynasoar::host::TotalValue::U64(25 + 200), "{test}");
-    // A launch that creates lists anew (its kittens must not be visited by it).
-    rt.parallel_do(Cat::have_declared_kitten).unwrap();
-    rt.parallel_do(Animal::tick).unwrap();
-    assert!(enumerations(&rt, "Cat") > listed, "{test}: a creating launch lists cats anew");
-    let mut got: Vec<(u32, u32)> = rt.collect::<Animal>().unwrap().iter().map(|a| (a.id, a.ticks)).collect();
-    got.sort();
-    let mut want: Vec<(u32, u32)> = (150..200)
-        .filter(|id| id % 2 == 0)
-        .flat_map(|id| [(id, 1 + 2 + 10 + 1), (id + 100_000, 1)])
-        .chain((1000..1200).map(|id| (id, 4)))
-        .collect();
-    want.sort();
-    assert_eq!(got, want, "{test}");
-}
-
-#[test]
-fn lists_kept_across_frees_on_cpu() {
-    lists_kept_across_frees(Backend::Cpu, "lists_kept_across_frees_on_cpu");
-}
-
-#[test]
-fn lists_kept_across_frees_on_gpu() {
-    lists_kept_across_frees(Backend::Cuda, "lists_kept_across_frees_on_gpu");
-}
-
 /// A method that creates or frees objects of a class it did not declare is refused: nothing
 /// is created, and the runtime reports which kernel did it.
 #[test]
@@ -538,7 +476,7 @@ fn a_do_all_launched_with_a_bad_grid_is_reported() {
         class: cat.type_id as u32,
         objects_per_block: cat.objects_per_block,
         parity,
-        freed_since: 0,
+        _reserved: 0,
         ranked: dynasoar::DevPtr::null(),
         arg: (),
     };

@@ -845,7 +845,7 @@ mod tests {
                                 LaunchCoords { block_idx, thread_idx, block_dim: threads, grid_dim: grid };
                             let t = block_idx * threads + thread_idx;
                             with_launch_coords(coords, || {
-                                for_each_listed(&h, class, n, parity, false, lanes, |raw| seen.push((t, raw)))
+                                for_each_listed(&h, class, n, parity, lanes, |raw| seen.push((t, raw)))
                             });
                         }
                     }
@@ -871,102 +871,6 @@ mod tests {
                     want.sort_unstable_by_key(|r| r.0);
                     got.sort_unstable_by_key(|r| r.0);
                     assert_eq!(got, want, "{blocks} blocks, class {class}, {lanes} lanes");
-                }
-            }
-        }
-    }
-
-    /// A list made before frees (`Listing::freed_since`): the GPU's loop (with and without
-    /// lanes) and the CPU backend's visit exactly the listed objects whose slots are still
-    /// allocated, emptied blocks none; told nothing was freed, every listed object (so the
-    /// comparison can fail).
-    #[test]
-    fn a_list_made_before_frees_visits_only_the_objects_still_allocated() {
-        use crate::handle::RawHandle;
-        use crate::heap::listed::{for_each_listed, for_each_listed_on_host};
-        for (blocks, seed) in [(30u64, 21u64), (700, 22)] {
-            let mut heap = TestHeap::new(blocks);
-            let mut rng = Rng::new(seed, 1);
-            for i in 0..blocks {
-                if rng.below(3) != 0 {
-                    heap.allocate((i % 2) as u8, i, rng.next_u64() | 1, 0);
-                }
-            }
-            for class in [0u8, 1] {
-                let n = CLASSES[class as usize];
-                let parity = heap.parity[class as usize];
-                let listed = heap.enumerate(class, Form::Flat, 2, 64);
-                let h = heap.heap();
-                // Free some objects of each listed block, and every fifth block whole: as the
-                // allocator leaves a block its frees emptied, invalidated (every bit of its
-                // allocation bitmap set) and nothing handed out.
-                let mut now = Vec::new();
-                for &(i, objects) in &listed {
-                    let block = h.block(i as u64);
-                    if rng.below(5) == 0 {
-                        block.alloc.store(u64::MAX);
-                        block.handed.store(0);
-                        now.push((i, 0));
-                    } else {
-                        let gone = objects & rng.next_u64();
-                        block.alloc.fetch_and(!gone);
-                        now.push((i, objects & !gone));
-                    }
-                }
-                let objects_of = |list: &[(u32, u64)], lanes: usize| {
-                    let mut all: Vec<RawHandle> = list
-                        .iter()
-                        .flat_map(|&(i, objects)| {
-                            (0..64)
-                                .filter(move |s| objects >> s & 1 == 1)
-                                .map(move |s| RawHandle::new(h.block_addr(i as u64), s, n, class))
-                        })
-                        .flat_map(|raw| std::iter::repeat_n(raw, lanes))
-                        .collect();
-                    all.sort_unstable_by_key(|r| r.0);
-                    all
-                };
-                assert_ne!(objects_of(&now, 1), objects_of(&listed, 1), "the test frees something");
-                for freed_since in [true, false] {
-                    let want = |lanes| objects_of(if freed_since { &now } else { &listed }, lanes);
-                    for lanes in [1u32, 8] {
-                        // 3 thread blocks of N runs each: the grid strides over 3 listed blocks.
-                        let (grid, threads) = (3u32, n * lanes);
-                        let mut got = Vec::new();
-                        for block_idx in 0..grid {
-                            for thread_idx in 0..threads {
-                                let coords = LaunchCoords {
-                                    block_idx,
-                                    thread_idx,
-                                    block_dim: threads,
-                                    grid_dim: grid,
-                                };
-                                with_launch_coords(coords, || {
-                                    for_each_listed(&h, class, n, parity, freed_since, lanes, |raw| {
-                                        got.push(raw)
-                                    })
-                                });
-                            }
-                        }
-                        got.sort_unstable_by_key(|r| r.0);
-                        assert_eq!(got, want(lanes as usize), "class {class}, {lanes} lanes, {freed_since}");
-                    }
-                    let (grid, threads) = (2u32, 4 * n);
-                    let mut got = Vec::new();
-                    for block_idx in 0..grid {
-                        for thread_idx in 0..threads {
-                            let coords =
-                                LaunchCoords { block_idx, thread_idx, block_dim: threads, grid_dim: grid };
-                            with_launch_coords(coords, || {
-                                for_each_listed_on_host(&h, class, n, parity, freed_since, |raw| {
-                                    got.push(raw)
-                                })
-                            });
-                        }
-                    }
-                    got.sort_unstable_by_key(|r| r.0);
-                    assert_eq!(got, want(1), "class {class}, the CPU backend's loop, {freed_since}");
-                    assert_eq!(h.state().errors.load(), 0);
                 }
             }
         }

@@ -32,33 +32,6 @@ fn stated_block(block: u64) -> u64 {
     block
 }
 
-/// The objects of listed block `index` now, for a loop over a list made before launches that
-/// may have freed some of the class's objects (`Listing::freed_since`): its allocated slots
-/// that are handed out. No launch since may have created an object of the heap, so each listed
-/// block is still the class's, or free: a block that its frees emptied keeps every bit of its
-/// allocation bitmap set (the invalidation) and none of its handed-out bitmap (reset before it
-/// went back to the free blocks). The launch itself frees no object of the class (the host
-/// passes such a list only to methods that do not), so the bits do not change while it reads
-/// them: plain loads, as of the list (what earlier kernels wrote is seen), of the half of each
-/// bitmap that holds slots `32 * half ..` (`half` 0 or 1).
-#[inline(always)]
-fn allocated_now(blocks_at: u64, block_bytes: u32, index: u32, half: usize) -> u32 {
-    let block = crate::heap::block_at(block_address(blocks_at, block_bytes, index));
-    // SAFETY: the header of a listed block (in the heap), its two bitmaps aligned u64 words
-    // that nothing writes during the launch (see above); little-endian halves.
-    unsafe {
-        (block.alloc.as_ptr() as *const u32).add(half).read()
-            & (block.handed.as_ptr() as *const u32).add(half).read()
-    }
-}
-
-/// [`allocated_now`], the whole bitmaps.
-#[inline(always)]
-fn allocated_now_u64(blocks_at: u64, block_bytes: u32, index: u32) -> u64 {
-    allocated_now(blocks_at, block_bytes, index, 0) as u64
-        | (allocated_now(blocks_at, block_bytes, index, 1) as u64) << 32
-}
-
 /// Visit the listed blocks of `class` (N objects per block) with a fixed grid: call `f` with
 /// every object whose bit is set in its block's iteration bitmap.
 ///
@@ -86,7 +59,6 @@ pub(crate) fn for_each_listed(
     class: u8,
     objects: u32,
     parity: u32,
-    freed_since: bool,
     lanes: u32,
     mut f: impl FnMut(RawHandle),
 ) {
@@ -127,25 +99,15 @@ pub(crate) fn for_each_listed(
     // An entry is the block's index and, with lanes, the slot of this run's object (64 if
     // none: found as the entry is loaded, so that the loop holds no more registers than
     // without lanes), else the half of the snapshot that holds this thread's slot.
-    // With `freed_since`, the snapshot less the slots freed since the listing (see
-    // `allocated_now`).
     // SAFETY: called with `position < room`: entries the list and the snapshots have room for
     // (memory the host zeroed when it made the heap), which the loop uses only below the count
     // of listed blocks, where the enumeration wrote them.
     let entry = |position: u32| unsafe {
         let index = list.add(position as usize).read();
         let value = if dense {
-            let mut snapshot = snapshots.add(position as usize).read();
-            if freed_since {
-                snapshot &= allocated_now_u64(blocks_at, block_bytes, index);
-            }
-            crate::reduce::select_bit(snapshot, slot)
+            crate::reduce::select_bit(snapshots.add(position as usize).read(), slot)
         } else {
-            let mut snapshot = (snapshots as *const u32).add(2 * position as usize + half).read();
-            if freed_since {
-                snapshot &= allocated_now(blocks_at, block_bytes, index, half);
-            }
-            snapshot
+            (snapshots as *const u32).add(2 * position as usize + half).read()
         };
         (index, value)
     };
@@ -224,7 +186,6 @@ pub(crate) fn for_each_listed_streaming(
     class: u8,
     objects: u32,
     parity: u32,
-    freed_since: bool,
     prefetch: Prefetch,
     mut f: impl FnMut(RawHandle),
 ) {
@@ -297,12 +258,12 @@ pub(crate) fn for_each_listed_streaming(
         loads_at = loads_at.saturating_add(chunk_step);
         if position < end {
             // SAFETY: `position < end <= blocks`, an entry the enumeration wrote.
-            let (index, mut snapshot) =
-                unsafe { (list.add(position as usize).read(), snapshots.add(position as usize).read()) };
-            if freed_since {
-                snapshot &= allocated_now_u64(blocks_at, block_bytes, index);
+            unsafe {
+                (
+                    list.add(position as usize).read(),
+                    (snapshots.add(position as usize).read() >> serves_from) as u32,
+                )
             }
-            (index, (snapshot >> serves_from) as u32)
         } else {
             (0, 0)
         }
@@ -362,7 +323,6 @@ pub(crate) fn for_each_listed_on_host(
     class: u8,
     objects: u32,
     parity: u32,
-    freed_since: bool,
     mut f: impl FnMut(RawHandle),
 ) {
     let blocks = heap.enum_counters(class)[(parity & 1) as usize].load() as u64;
@@ -380,9 +340,6 @@ pub(crate) fn for_each_listed_on_host(
         // SAFETY: `position < blocks`, an entry the enumeration wrote; plain loads, as in
         // `for_each_listed` (nothing changes the list during the launch).
         let (index, mut bits) = unsafe { (list.add(position).read(), snapshots.add(position).read()) };
-        if freed_since {
-            bits &= allocated_now_u64(blocks_at, block_bytes, index);
-        }
         let addr = block_address(blocks_at, block_bytes, index);
         // Objects the methods create go next to this block if there is room (see
         // `allocator::warp_seed`).

@@ -23,7 +23,7 @@ use dynasoar_device::{
 
 pub use builder::{DEFAULT_HEAP_BYTES, RuntimeBuilder};
 pub use graph::StepGraph;
-use listings::{Kept, Listings};
+use listings::Listings;
 pub use profile::{KernelTime, Timings};
 use profile::{Phase, Profile};
 
@@ -155,20 +155,13 @@ impl<A: AllocatorSpec> Runtime<A> {
         // one class creates in another (a rabbit's thread making a fox, both animals) must not
         // be listed for the launch over the other, since objects created during a
         // `parallel_do` are not visited.
-        // A list that names objects freed since it was made serves loops without lanes over
-        // methods that create nothing and free no object of the class (see `Listings`): an
-        // object created during the launch could take a freed slot the list names, or open a
-        // block it names for another class, and a block that the launch's frees empty reads as
-        // full while it is being freed. Otherwise the class is listed anew.
-        let effects = method.effects();
         let mut listed = Vec::new();
         for class in ClassInfo::concrete_in(A::CLASSES, T::SUBTREE) {
             let id = class.type_id;
-            let freed_ok = method.lanes() <= 1 && effects.creates == 0 && effects.frees & (1 << id) == 0;
-            let kept = listings.as_ref().and_then(|l| l.kept(id, freed_ok));
-            let kept = match kept {
-                Some(kept) => kept,
-                None if !self.store.lists_classes() => Kept { parity: 0, freed_since: false },
+            let kept = listings.as_ref().and_then(|l| l.kept(id));
+            let parity = match kept {
+                Some(parity) => parity,
+                None if !self.store.lists_classes() => 0,
                 None => {
                     let parity = self
                         .timed(Phase::Enumerate(class.name), chained, || self.store.list(&self.exec, id))?;
@@ -176,14 +169,14 @@ impl<A: AllocatorSpec> Runtime<A> {
                     if let Some(l) = &mut listings {
                         l.listed(id, parity);
                     }
-                    Kept { parity, freed_since: false }
+                    parity
                 }
             };
-            listed.push((class, kept));
+            listed.push((class, parity));
         }
         // Which of the method's kernels ran, to name them in errors.
         let (mut ran_plain, mut ran_streaming) = (false, false);
-        for (class, Kept { parity, freed_since }) in listed {
+        for (class, parity) in listed {
             let id = class.type_id;
             let (launch, pick) = match method.streaming_kernel().filter(|_| self.store.streams()) {
                 Some(streaming) => {
@@ -215,7 +208,7 @@ impl<A: AllocatorSpec> Runtime<A> {
                 class: id as u32,
                 objects_per_block: class.objects_per_block,
                 parity,
-                freed_since: freed_since as u32,
+                _reserved: 0,
                 ranked,
                 arg,
             };
@@ -251,7 +244,7 @@ impl<A: AllocatorSpec> Runtime<A> {
             ran_streaming |= pick.streaming;
             chained = true;
             if let Some(l) = &mut listings {
-                l.changed(method.effects());
+                l.changed(method.effects().changed());
             }
         }
         if let Some(l) = &mut listings {

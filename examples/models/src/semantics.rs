@@ -207,15 +207,6 @@ impl Cat {
         Self::free_if_odd(this, dev);
     }
 
-    /// Cats with an id below `limit` free themselves (declared): with the cats created in id
-    /// order, whole blocks empty.
-    #[parallel(frees(Cat))]
-    pub fn leave_if_below(this: Obj<Self>, dev: &Device<Zoo>, limit: u32) {
-        if this.id() < limit {
-            dev.free(this);
-        }
-    }
-
     /// Declares that it creates dogs but tries to create a kitten: refused, and reported.
     #[parallel(creates(Dog), frees())]
     pub fn have_undeclared_kitten(this: Obj<Self>, dev: &Device<Zoo>) {

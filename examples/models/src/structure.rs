@@ -399,7 +399,8 @@ impl Node {
 
     /// Step 4: a node that no anchor reached in step `epoch` frees itself and the springs of
     /// which it is `p1`. (The other end of such a spring was not reached either; each of its
-    /// springs is freed by its own `p1`.)
+    /// springs is freed by its own `p1`.) Its effects are declared, so the runtime keeps the
+    /// anchors' lists.
     #[parallel(frees(Spring, Node))]
     pub fn prune(this: Obj<Self>, dev: &Device<StructureHeap>, epoch: u32) {
         if this.reach() == epoch {
@@ -553,8 +554,6 @@ impl Spring {
 
     /// Step 2a: compute this spring's force and hand it to its (plain) nodes, or break: leave
     /// both nodes (a node that loses its last spring is freed) and free this spring.
-    /// Its effects are declared: it frees springs and nodes and creates nothing, so the runtime
-    /// lists the nodes once per run of substeps, not before each `Node::update`.
     #[parallel(frees(Spring, NodeBase))]
     pub fn compute_force(this: Obj<Self>, dev: &Device<StructureHeap>) {
         let (Some(p1), Some(p2)) = (this.p1().get(), this.p2().get()) else { return };

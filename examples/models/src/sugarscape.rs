@@ -717,8 +717,7 @@ pub struct CellLinks {
 #[soa_methods]
 impl Agent {
     /// Step 4: age and burn sugar; die if too old or out of sugar. Its effects are declared (it
-    /// frees agents and creates nothing), so the runtime keeps the cells' list and lists the
-    /// agents once a step, not again before the moves.
+    /// frees agents and creates nothing), so the runtime keeps the cells' list.
     #[parallel(frees(Agent))]
     pub fn age_and_metabolize(this: Obj<Self>, dev: &Device<SugarscapeHeap>) {
         let (age, sugar, dead) = metabolize(this.age(), this.sugar(), this.metabolism(), this.max_age());
