@@ -267,34 +267,62 @@ impl DeviceHeap {
     /// Queue the enumeration of `class`'s blocks; returns the parity the following do-all
     /// kernel must read.
     pub fn enumerate(&self, exec: &Executor, class: u8) -> Result<u32> {
-        let parity = self.parity[class as usize].fetch_xor(1, Ordering::Relaxed);
-        let params = EnumerateParams { heap: self.ptr(), class: class as u32, parity };
+        Ok((self.enumerate_several(exec, 1 << class)? >> class) as u32 & 1)
+    }
+
+    /// Queue the enumeration of the blocks of every class of `classes` (bits by type id):
+    /// the flat form lists them in one launch, the hierarchical form each in its own two.
+    /// Returns the parity that each class's following do-all kernels must read (bit by type
+    /// id).
+    pub fn enumerate_several(&self, exec: &Executor, classes: u64) -> Result<u64> {
+        let mut parities = 0u64;
+        let mut bits = classes;
+        while bits != 0 {
+            let class = bits.trailing_zeros();
+            bits &= bits - 1;
+            parities |= (self.parity[class as usize].fetch_xor(1, Ordering::Relaxed) as u64 & 1) << class;
+        }
+        if classes == 0 {
+            return Ok(0);
+        }
+        let first = classes.trailing_zeros() as u8;
+        let mut params = EnumerateParams::one(self.ptr(), first, (parities >> first) as u32 & 1);
         match self.enumeration() {
             Enumeration::Flat => {
+                params.others = classes & !(1 << first);
+                params.other_parities = parities & params.others;
                 // One thread per block, up to whole waves of the machine (then threads stride).
                 let most = exec.wave_grid(&HEAP_ENUMERATE, THREADS)?.total_threads();
                 let threads = (self.config.num_blocks as usize).min(most);
                 exec.launch(&HEAP_ENUMERATE, Grid::for_elements(threads, THREADS), params)?;
             }
             Enumeration::Hierarchical => {
-                // One thread per level-1 container (one in all for a bitmap of one level)...
-                let geometry = &self.config.geometry;
-                let words = if geometry.levels > 1 { geometry.level_len[1] } else { 1 } as usize;
-                let most = exec.wave_grid(&HEAP_ENUMERATE_CONTAINERS, THREADS)?.total_threads();
-                exec.launch(
-                    &HEAP_ENUMERATE_CONTAINERS,
-                    Grid::for_elements(words.min(most), THREADS),
-                    params,
-                )?;
-                // ... then one warp per non-empty level-0 container, as many as there may be, up
-                // to whole waves (the count is on the device; warps beyond it return at once).
-                let lanes = if exec.kind() == BackendKind::Cuda { 32 } else { 1 };
-                let most = exec.wave_grid(&HEAP_ENUMERATE_BLOCKS, THREADS)?.total_threads();
-                let threads = (geometry.level_len[0] as usize * lanes).min(most);
-                exec.launch(&HEAP_ENUMERATE_BLOCKS, Grid::for_elements(threads, THREADS), params)?;
+                let mut bits = classes;
+                while bits != 0 {
+                    let class = bits.trailing_zeros() as u8;
+                    bits &= bits - 1;
+                    params.class = class as u32;
+                    params.parity = (parities >> class) as u32 & 1;
+                    self.enumerate_hierarchically(exec, params)?;
+                }
             }
         }
-        Ok(parity)
+        Ok(parities)
+    }
+
+    /// Queue the two launches of the hierarchical enumeration of `params.class`.
+    fn enumerate_hierarchically(&self, exec: &Executor, params: EnumerateParams) -> Result<()> {
+        // One thread per level-1 container (one in all for a bitmap of one level)...
+        let geometry = &self.config.geometry;
+        let words = if geometry.levels > 1 { geometry.level_len[1] } else { 1 } as usize;
+        let most = exec.wave_grid(&HEAP_ENUMERATE_CONTAINERS, THREADS)?.total_threads();
+        exec.launch(&HEAP_ENUMERATE_CONTAINERS, Grid::for_elements(words.min(most), THREADS), params)?;
+        // ... then one warp per non-empty level-0 container, as many as there may be, up to
+        // whole waves (the count is on the device; warps beyond it return at once).
+        let lanes = if exec.kind() == BackendKind::Cuda { 32 } else { 1 };
+        let most = exec.wave_grid(&HEAP_ENUMERATE_BLOCKS, THREADS)?.total_threads();
+        let threads = (geometry.level_len[0] as usize * lanes).min(most);
+        exec.launch(&HEAP_ENUMERATE_BLOCKS, Grid::for_elements(threads, THREADS), params)
     }
 
     /// Number of blocks the enumeration of `class` with `parity` listed (waits for it).

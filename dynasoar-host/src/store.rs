@@ -128,6 +128,25 @@ pub trait HostStore: Send + Sync + Any {
     /// List `class` for the next launch over it; the launch's parity.
     fn list(&self, exec: &Executor, class: u8) -> Result<u32>;
 
+    /// Whether [`list_several`](Self::list_several) lists several classes in one launch (else
+    /// the runtime lists only the classes it must).
+    fn lists_several_at_once(&self) -> bool {
+        false
+    }
+
+    /// [`list`](Self::list) every class of `classes` (bits by type id), in as few launches as
+    /// the store can; the parity of each (bit by type id). By default one `list` each.
+    fn list_several(&self, exec: &Executor, classes: u64) -> Result<u64> {
+        let mut parities = 0;
+        let mut bits = classes;
+        while bits != 0 {
+            let class = bits.trailing_zeros() as u8;
+            bits &= bits - 1;
+            parities |= (self.list(exec, class)? as u64 & 1) << class;
+        }
+        Ok(parities)
+    }
+
     /// The host's state of the store's listings that the next [`list`](Self::list) calls
     /// depend on, as bits (the heap: each class's next parity; 0 for stores without such
     /// state). A captured step graph replays its listings with the state they were captured
@@ -237,6 +256,14 @@ impl HostStore for DeviceHeap {
 
     fn list(&self, exec: &Executor, class: u8) -> Result<u32> {
         self.enumerate(exec, class)
+    }
+
+    fn lists_several_at_once(&self) -> bool {
+        self.enumeration() == crate::Enumeration::Flat
+    }
+
+    fn list_several(&self, exec: &Executor, classes: u64) -> Result<u64> {
+        self.enumerate_several(exec, classes)
     }
 
     fn ranked_list(&self, exec: &Executor, class: u8, build: bool) -> Result<RankedPtr> {

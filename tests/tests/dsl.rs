@@ -400,10 +400,12 @@ fn listing_steps_reference() -> Vec<(u32, u32)> {
     all
 }
 
-/// Enumeration launches per class in `rt`'s profile.
+/// Enumeration launches that listed `class` in `rt`'s profile (named `enumerate A+B` for the
+/// classes each listed).
 fn enumerations(rt: &Runtime<Zoo>, class: &str) -> u64 {
-    let name = format!("enumerate {class}");
-    rt.kernel_profile().unwrap().iter().filter(|k| k.name == name).map(|k| k.launches).sum()
+    let lists =
+        |name: &str| name.strip_prefix("enumerate ").is_some_and(|c| c.split('+').any(|c| c == class));
+    rt.kernel_profile().unwrap().iter().filter(|k| lists(&k.name)).map(|k| k.launches).sum()
 }
 
 /// Lists kept from one `parallel_do` to the next give what listing anew every time gives, and
@@ -443,6 +445,53 @@ fn listing_reuse_on_cpu() {
 #[test]
 fn listing_reuse_on_gpu() {
     listing_reuse(Backend::Cuda, "listing_reuse_on_gpu");
+}
+
+/// A `parallel_do` that must list a class also lists, in the same launch, the classes that
+/// do-alls listed before, whose lists are out of date and that its method leaves alone: the
+/// next do-all over them lists nothing. Every animal's ticks are checked against the rules.
+fn stale_lists_made_together(backend: Backend, test: &str) {
+    if backend == Backend::Cuda && gpu_executor(test).is_none() {
+        return;
+    }
+    let rt = Runtime::<Zoo>::builder(dynasoar_examples::MODELS_PTX)
+        .backend(backend)
+        .heap_bytes(16 << 20)
+        .quiet(true)
+        .profile(true)
+        .build()
+        .unwrap_or_else(|e| panic!("{test}: {e}"));
+    rt.parallel_new(Registry::create, 1).unwrap();
+    rt.parallel_do_with(Registry::populate, 40u32).unwrap();
+    rt.parallel_do(Animal::tick).unwrap();
+    // Undeclared: every list is out of date after it.
+    rt.parallel_do(Cat::have_kitten).unwrap();
+    let cats = enumerations(&rt, "Cat");
+    // `report` changes no class: listing the dogs, the launch lists the cats too...
+    rt.parallel_do(Dog::report).unwrap();
+    assert_eq!(enumerations(&rt, "Cat"), cats + 1, "{test}: the cats were listed with the dogs");
+    let (cats, dogs) = (enumerations(&rt, "Cat"), enumerations(&rt, "Dog"));
+    // ... so that a do-all over both lists nothing.
+    rt.parallel_do(Animal::tick).unwrap();
+    assert_eq!((enumerations(&rt, "Cat"), enumerations(&rt, "Dog")), (cats, dogs), "{test}");
+    let mut got: Vec<(u32, u32)> = rt.collect::<Animal>().unwrap().iter().map(|a| (a.id, a.ticks)).collect();
+    got.sort();
+    let mut want: Vec<(u32, u32)> = (0..40)
+        .flat_map(|id| [(id, 1 + 10 + 1), (id + 100_000, 1)])
+        .chain((1000..1040).map(|id| (id, 2)))
+        .collect();
+    want.sort();
+    assert_eq!(got, want, "{test}");
+}
+
+#[test]
+fn stale_lists_made_together_on_cpu() {
+    stale_lists_made_together(Backend::Cpu, "stale_lists_made_together_on_cpu");
+}
+
+#[test]
+fn stale_lists_made_together_on_gpu() {
+    stale_lists_made_together(Backend::Cuda, "stale_lists_made_together_on_gpu");
 }
 
 /// A method that creates or frees objects of a class it did not declare is refused: nothing

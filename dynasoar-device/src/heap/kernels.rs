@@ -17,7 +17,7 @@ use dynasoar_macros::kernel;
 use crate::arch::{self, WarpGroup};
 use crate::bitmap::init_container;
 use crate::block::preset_mask;
-use crate::heap::{Heap, HeapHeader, block_at};
+use crate::heap::{Heap, HeapHeader, MAX_CLASSES, block_at};
 use crate::{DevPtr, Plain};
 
 /// Parameters of [`heap_init`].
@@ -103,6 +103,18 @@ pub struct EnumerateParams {
     pub class: u32,
     /// Which of the two counters this enumeration fills (the other one is reset for the next).
     pub parity: u32,
+    /// Further classes that the flat form lists in the same launch (bits by type id; 0 for
+    /// `class` alone; the hierarchical form lists `class` only), each with the parity of its
+    /// bit in `other_parities`.
+    pub others: u64,
+    pub other_parities: u64,
+}
+
+impl EnumerateParams {
+    /// An enumeration of `class` alone with `parity`.
+    pub fn one(heap: DevPtr<HeapHeader>, class: u8, parity: u32) -> Self {
+        EnumerateParams { heap, class: class as u32, parity, others: 0, other_parities: 0 }
+    }
 }
 // SAFETY: `repr(C)` plain data.
 // Kernel parameters: not offered to users as examples of plain types in diagnostics.
@@ -136,10 +148,14 @@ fn begin_enumeration(heap: &Heap<'_>, class: u8, parity: usize) -> bool {
 
 /// List the allocated blocks of `class` into its enumeration area, each with a snapshot of its
 /// allocation bitmap: the objects the following do-all visits (paper Alg. 5, Figure 8). The
-/// flat form: every block of the heap is tested (see the module documentation).
+/// flat form: every block of the heap is tested (see the module documentation). The classes of
+/// `p.others` are listed in the same pass: a thread finds which of them holds its block (their
+/// level-0 containers loaded together) and the warp reserves entries in each class's list. A
+/// `parallel_do` that lists one class so also lists the others whose lists are out of date and
+/// that its method cannot change: their next do-alls need no launch of their own.
 ///
-/// If no object of the class was allocated or freed since the previous enumeration, the kernel
-/// only carries the count over (see `begin_enumeration`).
+/// If no object of a class was allocated or freed since its previous enumeration, the kernel
+/// only carries its count over (see `begin_enumeration`).
 ///
 /// One thread per block: each tests its block's bit, and each warp reserves room for its listed
 /// blocks with one atomic. This kernel runs alone on a quiescent heap (stream order), so
@@ -149,30 +165,67 @@ fn begin_enumeration(heap: &Heap<'_>, class: u8, parity: usize) -> bool {
 pub fn heap_enumerate(p: EnumerateParams) {
     // SAFETY: the host launches this on an initialised heap, between other kernels.
     let heap = unsafe { Heap::from_ptr(p.heap.as_ptr()) };
-    let class = p.class as u8;
-    let allocated = heap.allocated(class);
-    let geometry = allocated.geometry();
-    let counters = heap.enum_counters(class);
-    let parity = (p.parity & 1) as usize;
-    if !begin_enumeration(&heap, class, parity) {
+    let first = p.class as u8 & (MAX_CLASSES as u8 - 1);
+    let classes = p.others | 1 << first;
+    let parities = p.other_parities & !(1 << first) | ((p.parity & 1) as u64) << first;
+    let parity = |class: u8| (parities >> class & 1) as usize;
+    // The classes to list anew; the others carry their counts over. (The same for every
+    // thread: each reads its class's flag bit `parity`, which no thread of this launch writes.)
+    let mut changed = 0u64;
+    let mut bits = classes;
+    while bits != 0 {
+        let class = bits.trailing_zeros() as u8;
+        bits &= bits - 1;
+        if begin_enumeration(&heap, class, parity(class)) {
+            changed |= 1 << class;
+        }
+    }
+    if changed == 0 {
         return;
     }
-    let valid = !preset_mask(heap.class_objects(class));
-    let list = heap.enum_list(class);
-    let snapshots = heap.enum_snapshots(class);
-    // 32-bit: a heap has fewer than 2^31 blocks (`MAX_BLOCKS`).
-    let blocks = geometry.bits as u32;
+    // 32-bit: a heap has fewer than 2^31 blocks (`MAX_BLOCKS`). Every class's bitmap has the
+    // heap's geometry.
+    let blocks = heap.allocated(first).geometry().bits as u32;
     #[cfg(not(target_arch = "nvptx64"))]
-    list_share_on_host(&heap, class, blocks, &counters[parity], valid, list, snapshots);
+    {
+        let mut bits = changed;
+        while bits != 0 {
+            let class = bits.trailing_zeros() as u8;
+            bits &= bits - 1;
+            let counter = &heap.enum_counters(class)[parity(class)];
+            let valid = !preset_mask(heap.class_objects(class));
+            list_share_on_host(
+                &heap,
+                class,
+                blocks,
+                counter,
+                valid,
+                heap.enum_list(class),
+                heap.enum_snapshots(class),
+            );
+        }
+    }
     #[cfg(target_arch = "nvptx64")]
     {
         let stride = arch::global_thread_count() as u32;
         let mut index = arch::global_thread_id() as u32;
         while index < blocks {
-            // The level-0 container only: the 32 threads of a warp share it (one load), so testing
-            // the level above first saved no traffic and added a dependent round trip.
-            let listed = quiet_load(allocated.container(0, (index / 64) as u64)) & (1 << (index % 64)) != 0;
-            // The block's bitmaps are loaded before the warp's atomic, so the round trips overlap.
+            // The class that holds the block, if it is one of `changed`: the level-0 container
+            // of each class's allocated bitmap, loads that do not wait for one another (the 32
+            // threads of a warp share each: one load; testing the level above first saved no
+            // traffic and added a dependent round trip).
+            let mut owner = MAX_CLASSES as u8;
+            let mut bits = changed;
+            while bits != 0 {
+                let class = bits.trailing_zeros() as u8;
+                bits &= bits - 1;
+                let container = quiet_load(heap.allocated(class).container(0, (index / 64) as u64));
+                if container & (1 << (index % 64)) != 0 {
+                    owner = class;
+                }
+            }
+            let listed = (owner as usize) < MAX_CLASSES;
+            // The block's bitmaps are loaded before the warp's atomics, so the round trips overlap.
             // Its objects: allocated slots, less those reserved for a run and not handed out yet.
             let alloc = if listed {
                 let block = heap.block(index as u64);
@@ -181,13 +234,21 @@ pub fn heap_enumerate(p: EnumerateParams) {
                 0
             };
             let group = WarpGroup::current();
-            let at = group.fetch_add_flagged_u32(&counters[parity], listed);
-            if listed {
-                // SAFETY: at most `num_blocks` blocks are allocated to a class and the list and the
-                // snapshots have room for `num_blocks` entries; each entry is written by one thread.
-                unsafe {
-                    list.add(at as usize).write(index);
-                    snapshots.add(at as usize).write(alloc & valid);
+            let mut bits = changed;
+            while bits != 0 {
+                let class = bits.trailing_zeros() as u8;
+                bits &= bits - 1;
+                let mine = owner == class;
+                let at = group.fetch_add_flagged_u32(&heap.enum_counters(class)[parity(class)], mine);
+                if mine {
+                    let valid = !preset_mask(heap.class_objects(class));
+                    // SAFETY: at most `num_blocks` blocks are allocated to a class and the list
+                    // and the snapshots have room for `num_blocks` entries; each entry is
+                    // written by one thread.
+                    unsafe {
+                        heap.enum_list(class).add(at as usize).write(index);
+                        heap.enum_snapshots(class).add(at as usize).write(alloc & valid);
+                    }
                 }
             }
             index += stride;
@@ -571,7 +632,7 @@ mod tests {
         fn enumerate(&mut self, class: u8, form: Form, blocks: u32, threads: u32) -> Vec<(u32, u64)> {
             let parity = self.parity[class as usize];
             self.parity[class as usize] ^= 1;
-            let params = EnumerateParams { heap: DevPtr::from_addr(self.base), class: class as u32, parity };
+            let params = EnumerateParams::one(DevPtr::from_addr(self.base), class, parity);
             match form {
                 Form::Flat => launch(heap_enumerate, params, blocks, threads),
                 Form::Hierarchical => {
@@ -579,6 +640,31 @@ mod tests {
                     launch(heap_enumerate_blocks, params, blocks, threads);
                 }
             }
+            self.listing(class, parity)
+        }
+
+        /// Enumerate `classes` in one flat launch (the first as `class`, the others as
+        /// `others`) on a grid of `blocks` x `threads`; each class's listed blocks with their
+        /// snapshots, sorted.
+        fn enumerate_several(&mut self, classes: &[u8], blocks: u32, threads: u32) -> Vec<Vec<(u32, u64)>> {
+            let parities: Vec<u32> = classes
+                .iter()
+                .map(|&c| {
+                    self.parity[c as usize] ^= 1;
+                    self.parity[c as usize] ^ 1
+                })
+                .collect();
+            let mut params = EnumerateParams::one(DevPtr::from_addr(self.base), classes[0], parities[0]);
+            for (&c, &parity) in classes.iter().zip(&parities).skip(1) {
+                params.others |= 1 << c;
+                params.other_parities |= (parity as u64) << c;
+            }
+            launch(heap_enumerate, params, blocks, threads);
+            classes.iter().zip(&parities).map(|(&c, &parity)| self.listing(c, parity)).collect()
+        }
+
+        /// What the enumeration of `class` with `parity` listed, sorted.
+        fn listing(&self, class: u8, parity: u32) -> Vec<(u32, u64)> {
             let heap = self.heap();
             assert_eq!(heap.state().errors.load(), 0);
             let count = heap.enum_counters(class)[parity as usize].load() as usize;
@@ -603,6 +689,44 @@ mod tests {
             want.push((i as u32, block.alloc.load() & block.handed.load() & valid));
         });
         want
+    }
+
+    /// One flat launch lists several classes (`EnumerateParams::others`) as launches of one
+    /// class each do: each class's blocks with their snapshots, into the counter of its own
+    /// parity; a class that did not change since carries its count over, one that changed is
+    /// listed anew.
+    #[test]
+    fn one_launch_lists_several_classes() {
+        for (blocks, seed) in [(30u64, 31u64), (700, 32)] {
+            let mut heap = TestHeap::new(blocks);
+            let mut rng = Rng::new(seed, 1);
+            for i in 0..blocks {
+                if rng.below(3) != 0 {
+                    heap.allocate((i % 2) as u8, i, rng.next_u64() | 1, 0);
+                }
+            }
+            // Class 0 once alone first, so that the two classes' parities differ.
+            assert_eq!(heap.enumerate(0, Form::Flat, 2, 64), expected(&heap, 0));
+            for (grid, threads) in [(1, 1), (3, 64), (64, 256)] {
+                for order in [[0u8, 1], [1, 0]] {
+                    let got = heap.enumerate_several(&order, grid, threads);
+                    for (k, &class) in order.iter().enumerate() {
+                        assert_eq!(
+                            got[k],
+                            expected(&heap, class),
+                            "class {class}, {order:?}, {grid}x{threads}"
+                        );
+                    }
+                }
+            }
+            // A change to class 1 only: listed anew; class 0 carried over.
+            let index = (0..blocks).find(|&i| heap.heap().allocated(1).get(i)).unwrap();
+            heap.heap().block(index).alloc.fetch_and(!1);
+            heap.heap().mark_changed(1, 0);
+            heap.heap().mark_changed(1, 1);
+            let got = heap.enumerate_several(&[1, 0], 3, 64);
+            assert_eq!((&got[0], &got[1]), (&expected(&heap, 1), &expected(&heap, 0)));
+        }
     }
 
     /// Both forms, on a few grids (one thread; fewer threads than containers; more threads

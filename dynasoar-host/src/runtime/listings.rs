@@ -9,9 +9,19 @@ use crate::backend::Executor;
 /// them again: a list stays right until a launch that may create or free objects of its class
 /// (a method's [`Effects`](dynasoar_device::Effects)). Skipping the listing saves a launch;
 /// classes that never change (the cells of a grid) are then listed once.
+///
+/// A `parallel_do` that lists a class also lists, in the same launch where the store can
+/// ([`HostStore::list_several`](crate::store::HostStore::list_several)), the classes that do-alls
+/// listed before, whose lists are out of date, and that its method cannot change
+/// ([`also_listable`](Self::also_listable)): their next do-alls then need no listing launch of
+/// their own.
 pub(super) struct Listings {
     /// Classes (bits by type id) listed since the last launch that could change their objects.
     current: u64,
+    /// Classes a `parallel_do` has listed since the lists were last forgotten (those that
+    /// do-alls visit). Forgotten with them, so that what a step lists depends only on the step
+    /// (a step captured twice, from each listing state, lists the same classes both times).
+    used: u64,
     /// The parity of each class's last listing (which counter its do-all reads).
     parity: [u32; MAX_CLASSES],
     /// [`Executor::device_writes`] after this runtime's last `parallel_do`. Any other count
@@ -26,12 +36,13 @@ pub(super) struct Listings {
 
 impl Listings {
     pub(super) fn new(exec: &Executor) -> Self {
-        Listings { current: 0, parity: [0; MAX_CLASSES], writes: exec.device_writes(), ranked: None }
+        Listings { current: 0, used: 0, parity: [0; MAX_CLASSES], writes: exec.device_writes(), ranked: None }
     }
 
     /// Forget every list: the next `parallel_do` over any class lists it.
     pub(super) fn forget(&mut self) {
         self.current = 0;
+        self.used = 0;
         self.ranked = None;
     }
 
@@ -50,7 +61,16 @@ impl Listings {
     /// `class` was listed with `parity`.
     pub(super) fn listed(&mut self, class: u8, parity: u32) {
         self.current |= 1 << class;
+        self.used |= 1 << class;
         self.parity[class as usize] = parity;
+    }
+
+    /// Classes to list together with those a `parallel_do` must list: classes that do-alls
+    /// listed before, whose lists are out of date, and that a launch changing `changes` (the
+    /// method's [`Effects::changed`](dynasoar_device::Effects::changed)) leaves alone, so that
+    /// their lists are still right after it.
+    pub(super) fn also_listable(&self, changes: u64) -> u64 {
+        self.used & !self.current & !changes
     }
 
     /// A launch may have created or freed objects of `classes` (bits by type id): their lists
@@ -75,5 +95,28 @@ impl Listings {
     /// This runtime's `parallel_do` is done: remember [`Executor::device_writes`] after it.
     pub(super) fn done(&mut self, exec: &Executor) {
         self.writes = exec.device_writes();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Classes listed before whose lists are out of date, less those a launch may change, are
+    /// listable with another class's listing; forgetting the lists forgets them too.
+    #[test]
+    fn also_listable_are_stale_used_classes_the_launch_leaves_alone() {
+        let mut l = Listings { current: 0, used: 0, parity: [0; MAX_CLASSES], writes: 0, ranked: None };
+        assert_eq!(l.also_listable(0), 0, "no class was listed yet");
+        l.listed(0, 1);
+        l.listed(2, 0);
+        assert_eq!(l.also_listable(0), 0, "both lists are right");
+        l.changed(1 << 0 | 1 << 2 | 1 << 3);
+        assert_eq!(l.also_listable(0), 1 << 0 | 1 << 2, "class 3 was never listed");
+        assert_eq!(l.also_listable(1 << 2), 1 << 0, "a launch that changes class 2 would spoil its list");
+        l.listed(0, 0);
+        assert_eq!(l.also_listable(0), 1 << 2);
+        l.forget();
+        assert_eq!(l.also_listable(0), 0);
     }
 }

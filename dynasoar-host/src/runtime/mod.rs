@@ -155,25 +155,33 @@ impl<A: AllocatorSpec> Runtime<A> {
         // one class creates in another (a rabbit's thread making a fox, both animals) must not
         // be listed for the launch over the other, since objects created during a
         // `parallel_do` are not visited.
-        let mut listed = Vec::new();
-        for class in ClassInfo::concrete_in(A::CLASSES, T::SUBTREE) {
-            let id = class.type_id;
-            let kept = listings.as_ref().and_then(|l| l.kept(id));
-            let parity = match kept {
-                Some(parity) => parity,
-                None if !self.store.lists_classes() => 0,
-                None => {
-                    let parity = self
-                        .timed(Phase::Enumerate(class.name), chained, || self.store.list(&self.exec, id))?;
-                    chained = true;
-                    if let Some(l) = &mut listings {
-                        l.listed(id, parity);
-                    }
-                    parity
-                }
+        let classes: Vec<&ClassInfo> = ClassInfo::concrete_in(A::CLASSES, T::SUBTREE).collect();
+        let kept: Vec<Option<u32>> =
+            classes.iter().map(|c| listings.as_ref().and_then(|l| l.kept(c.type_id))).collect();
+        let stale =
+            classes.iter().zip(&kept).filter(|(_, k)| k.is_none()).fold(0u64, |m, (c, _)| m | 1 << c.type_id);
+        let mut parities = 0u64;
+        if stale != 0 && self.store.lists_classes() {
+            // With the classes this launch must list, the others that can be listed now in the
+            // same launch (see `Listings`).
+            let also = match &listings {
+                Some(l) if self.store.lists_several_at_once() => l.also_listable(method.effects().changed()),
+                _ => 0,
             };
-            listed.push((class, parity));
+            let all = stale | also;
+            parities = self.timed(Phase::List(all), chained, || self.store.list_several(&self.exec, all))?;
+            chained = true;
+            if let Some(l) = &mut listings {
+                for class in A::CLASSES.iter().filter(|c| all & 1 << c.type_id != 0) {
+                    l.listed(class.type_id, (parities >> class.type_id) as u32 & 1);
+                }
+            }
         }
+        let listed: Vec<(&ClassInfo, u32)> = classes
+            .iter()
+            .zip(&kept)
+            .map(|(&c, k)| (c, k.unwrap_or((parities >> c.type_id) as u32 & 1)))
+            .collect();
         // Which of the method's kernels ran, to name them in errors.
         let (mut ran_plain, mut ran_streaming) = (false, false);
         for (class, parity) in listed {

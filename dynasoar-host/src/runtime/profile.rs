@@ -11,6 +11,9 @@ use crate::error::Result;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Phase {
     Enumerate(&'static str),
+    /// Listing the classes of a mask (bits by type id) in one call of the store's
+    /// `list_several`.
+    List(u64),
     /// Building a class's ranked list before a launch of a method with lanes.
     Rank(&'static str),
     Method(&'static str),
@@ -108,7 +111,7 @@ impl<A> Runtime<A> {
             let Some(phase) = *phase else { continue };
             let d = self.exec.elapsed(start, end)?;
             match phase {
-                Phase::Enumerate(_) | Phase::Rank(_) => t.enumeration += d,
+                Phase::Enumerate(_) | Phase::List(_) | Phase::Rank(_) => t.enumeration += d,
                 Phase::Method(_) => {
                     t.methods += d;
                     t.launches += 1;
@@ -132,7 +135,16 @@ impl<A> Runtime<A> {
             .into_iter()
             .map(|(phase, launches, total)| KernelTime {
                 name: match phase {
-                    Phase::Enumerate(class) => format!("enumerate {class}"),
+                    Phase::Enumerate(what) => format!("enumerate {what}"),
+                    Phase::List(classes) => {
+                        let names: Vec<&str> = self
+                            .classes
+                            .iter()
+                            .filter(|c| classes & 1 << c.type_id != 0)
+                            .map(|c| c.name)
+                            .collect();
+                        format!("enumerate {}", names.join("+"))
+                    }
                     Phase::Rank(class) => format!("rank {class}"),
                     Phase::Method(kernel) => kernel.to_string(),
                 },
