@@ -22,6 +22,7 @@ use dynasoar_device::{ClassInfo, RankedPtr, RawHandle};
 use crate::backend::{BackendKind, Buffer, Executor, Grid};
 use crate::error::{Error, KernelNames, Result};
 pub use crate::options::{AllocatorVariant, Enumeration};
+use crate::store::type_ids;
 
 /// Threads per block of the heap's own kernels.
 const THREADS: u32 = 256;
@@ -276,10 +277,7 @@ impl DeviceHeap {
     /// id).
     pub fn enumerate_several(&self, exec: &Executor, classes: u64) -> Result<u64> {
         let mut parities = 0u64;
-        let mut bits = classes;
-        while bits != 0 {
-            let class = bits.trailing_zeros();
-            bits &= bits - 1;
+        for class in type_ids(classes) {
             parities |= (self.parity[class as usize].fetch_xor(1, Ordering::Relaxed) as u64 & 1) << class;
         }
         if classes == 0 {
@@ -297,10 +295,7 @@ impl DeviceHeap {
                 exec.launch(&HEAP_ENUMERATE, Grid::for_elements(threads, THREADS), params)?;
             }
             Enumeration::Hierarchical => {
-                let mut bits = classes;
-                while bits != 0 {
-                    let class = bits.trailing_zeros() as u8;
-                    bits &= bits - 1;
+                for class in type_ids(classes) {
                     params.class = class as u32;
                     params.parity = (parities >> class) as u32 & 1;
                     self.enumerate_hierarchically(exec, params)?;

@@ -102,6 +102,18 @@ pub trait StoreFactory: Send + Sync {
     fn create(&self, exec: &Executor, spec: StoreSpec<'_>) -> Result<Box<dyn HostStore>>;
 }
 
+/// The type ids of the classes of `mask` (bit `i` for type id `i`), lowest first.
+pub(crate) fn type_ids(mask: u64) -> impl Iterator<Item = u8> {
+    let mut bits = mask;
+    std::iter::from_fn(move || {
+        (bits != 0).then(|| {
+            let id = bits.trailing_zeros() as u8;
+            bits &= bits - 1;
+            id
+        })
+    })
+}
+
 /// An object store as the runtime uses it.
 pub trait HostStore: Send + Sync + Any {
     /// The store's name, for messages.
@@ -138,10 +150,7 @@ pub trait HostStore: Send + Sync + Any {
     /// the store can; the parity of each (bit by type id). By default one `list` each.
     fn list_several(&self, exec: &Executor, classes: u64) -> Result<u64> {
         let mut parities = 0;
-        let mut bits = classes;
-        while bits != 0 {
-            let class = bits.trailing_zeros() as u8;
-            bits &= bits - 1;
+        for class in type_ids(classes) {
             parities |= (self.list(exec, class)? as u64 & 1) << class;
         }
         Ok(parities)

@@ -31,7 +31,7 @@ use crate::backend::{BackendKind, Executor, Grid};
 use crate::do_all::{DoAllLoop, DoAllWaves, LoopChoice, LoopTuner, Pick, WaveChoice, WavePick, WaveTuner};
 use crate::error::{Error, Result};
 use crate::heap::{DeviceHeap, HeapStats};
-use crate::store::HostStore;
+use crate::store::{HostStore, type_ids};
 use crate::totals::{HostTotals, Total, TotalValue};
 
 /// Threads per block of do-all launches (the plain loop's may be half as many, see `do_all_grid`).
@@ -154,12 +154,12 @@ impl<A: AllocatorSpec> Runtime<A> {
         // Every concrete class is listed before any is launched: an object that a launch over
         // one class creates in another (a rabbit's thread making a fox, both animals) must not
         // be listed for the launch over the other, since objects created during a
-        // `parallel_do` are not visited.
-        let classes: Vec<&ClassInfo> = ClassInfo::concrete_in(A::CLASSES, T::SUBTREE).collect();
-        let kept: Vec<Option<u32>> =
-            classes.iter().map(|c| listings.as_ref().and_then(|l| l.kept(c.type_id))).collect();
+        // `parallel_do` are not visited. Each class, with the parity of its kept list if any:
+        let listed: Vec<(&ClassInfo, Option<u32>)> = ClassInfo::concrete_in(A::CLASSES, T::SUBTREE)
+            .map(|c| (c, listings.as_ref().and_then(|l| l.kept(c.type_id))))
+            .collect();
         let stale =
-            classes.iter().zip(&kept).filter(|(_, k)| k.is_none()).fold(0u64, |m, (c, _)| m | 1 << c.type_id);
+            listed.iter().filter(|(_, kept)| kept.is_none()).fold(0u64, |m, (c, _)| m | 1 << c.type_id);
         let mut parities = 0u64;
         if stale != 0 && self.store.lists_classes() {
             // With the classes this launch must list, the others that can be listed now in the
@@ -172,20 +172,16 @@ impl<A: AllocatorSpec> Runtime<A> {
             parities = self.timed(Phase::List(all), chained, || self.store.list_several(&self.exec, all))?;
             chained = true;
             if let Some(l) = &mut listings {
-                for class in A::CLASSES.iter().filter(|c| all & 1 << c.type_id != 0) {
-                    l.listed(class.type_id, (parities >> class.type_id) as u32 & 1);
+                for id in type_ids(all) {
+                    l.listed(id, (parities >> id) as u32 & 1);
                 }
             }
         }
-        let listed: Vec<(&ClassInfo, u32)> = classes
-            .iter()
-            .zip(&kept)
-            .map(|(&c, k)| (c, k.unwrap_or((parities >> c.type_id) as u32 & 1)))
-            .collect();
         // Which of the method's kernels ran, to name them in errors.
         let (mut ran_plain, mut ran_streaming) = (false, false);
-        for (class, parity) in listed {
+        for (class, kept) in listed {
             let id = class.type_id;
+            let parity = kept.unwrap_or((parities >> id) as u32 & 1);
             let (launch, pick) = match method.streaming_kernel().filter(|_| self.store.streams()) {
                 Some(streaming) => {
                     let pick = self.loops.pick(&self.exec, kernel.name(), streaming, THREADS, id)?;
