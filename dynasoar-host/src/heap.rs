@@ -22,7 +22,6 @@ use dynasoar_device::{ClassInfo, RankedPtr, RawHandle};
 use crate::backend::{BackendKind, Buffer, Executor, Grid};
 use crate::error::{Error, KernelNames, Result};
 pub use crate::options::{AllocatorVariant, Enumeration};
-use crate::store::type_ids;
 
 /// Threads per block of the heap's own kernels.
 const THREADS: u32 = 256;
@@ -65,6 +64,18 @@ const RANKED_SHARE: u64 = 64;
 /// small heap's scan), the hierarchical one from 6.2M blocks (4 GiB) on at all but one fill
 /// (1.05-3.7x), and in between it depended on the fill.
 const HIERARCHICAL_FROM_BLOCKS: u64 = 4_000_000;
+
+/// The type ids of the classes of `mask` (bit `i` for type id `i`), lowest first.
+pub(crate) fn type_ids(mask: u64) -> impl Iterator<Item = u8> {
+    let mut bits = mask;
+    std::iter::from_fn(move || {
+        (bits != 0).then(|| {
+            let id = bits.trailing_zeros() as u8;
+            bits &= bits - 1;
+            id
+        })
+    })
+}
 
 /// The enumeration of a heap of `blocks` blocks where neither the builder nor
 /// `DYNASOAR_ENUMERATION` chose one (see [`HIERARCHICAL_FROM_BLOCKS`]).

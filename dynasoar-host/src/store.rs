@@ -13,7 +13,7 @@ use dynasoar_device::{ClassInfo, DevPtr, RankedPtr, RawHandle, StorePtr, do_all_
 
 use crate::backend::{Executor, ModuleCompile};
 use crate::error::Result;
-use crate::heap::{DeviceHeap, HeapClass, HeapStats};
+use crate::heap::{DeviceHeap, HeapClass, HeapStats, type_ids};
 
 /// A model crate's PTX: the default build (DynaSOAr's heap) and, optionally, the build for the
 /// comparison suite's AOS stores (`PtxBuilder::aos`), which those stores need, and the build
@@ -100,18 +100,6 @@ pub trait StoreFactory: Send + Sync {
 
     /// The store, on `exec`.
     fn create(&self, exec: &Executor, spec: StoreSpec<'_>) -> Result<Box<dyn HostStore>>;
-}
-
-/// The type ids of the classes of `mask` (bit `i` for type id `i`), lowest first.
-pub(crate) fn type_ids(mask: u64) -> impl Iterator<Item = u8> {
-    let mut bits = mask;
-    std::iter::from_fn(move || {
-        (bits != 0).then(|| {
-            let id = bits.trailing_zeros() as u8;
-            bits &= bits - 1;
-            id
-        })
-    })
 }
 
 /// An object store as the runtime uses it.

@@ -30,8 +30,8 @@ use profile::{Phase, Profile};
 use crate::backend::{BackendKind, Executor, Grid};
 use crate::do_all::{DoAllLoop, DoAllWaves, LoopChoice, LoopTuner, Pick, WaveChoice, WavePick, WaveTuner};
 use crate::error::{Error, Result};
-use crate::heap::{DeviceHeap, HeapStats};
-use crate::store::{HostStore, type_ids};
+use crate::heap::{DeviceHeap, HeapStats, type_ids};
+use crate::store::HostStore;
 use crate::totals::{HostTotals, Total, TotalValue};
 
 /// Threads per block of do-all launches (the plain loop's may be half as many, see `do_all_grid`).
