@@ -287,12 +287,12 @@ impl DeviceHeap {
     /// Returns the parity that each class's following do-all kernels must read (bit by type
     /// id).
     pub fn enumerate_several(&self, exec: &Executor, classes: u64) -> Result<u64> {
+        if classes == 0 {
+            return Ok(0);
+        }
         let mut parities = 0u64;
         for class in type_ids(classes) {
             parities |= (self.parity[class as usize].fetch_xor(1, Ordering::Relaxed) as u64 & 1) << class;
-        }
-        if classes == 0 {
-            return Ok(0);
         }
         let first = classes.trailing_zeros() as u8;
         let mut params = EnumerateParams::one(self.ptr(), first, (parities >> first) as u32 & 1);

@@ -306,17 +306,11 @@ fn the_auto_loop_follows_occupancy_on_gpu() {
 fn enumeration_reuse(rt: &Runtime<Zoo>) {
     rt.parallel_new(Registry::create, 1).unwrap();
     rt.parallel_do_with(Registry::populate, 40u32).unwrap();
-    let ticks = |rt: &Runtime<Zoo>| {
-        let mut t: Vec<(u32, u32)> =
-            rt.collect::<Animal>().unwrap().iter().map(|a| (a.id, a.ticks)).collect();
-        t.sort();
-        t
-    };
     // Five unchanged enumerations in a row (both parities, several times each).
     for _ in 0..5 {
         rt.parallel_do(Animal::tick).unwrap();
     }
-    assert!(ticks(rt).iter().all(|&(_, t)| t == 5), "{:?}", ticks(rt));
+    assert!(animal_ticks(rt).iter().all(|&(_, t)| t == 5), "{:?}", animal_ticks(rt));
     // Cats change (kittens appear); dogs do not. Then an odd and an even number of
     // enumerations after each change.
     for round in 0..3u32 {
@@ -330,10 +324,10 @@ fn enumeration_reuse(rt: &Runtime<Zoo>) {
     assert_eq!(rt.count::<Dog>().unwrap(), 40);
     // Frees: the freed cats must not be visited again, the survivors must.
     rt.parallel_do(Cat::leave_if_odd).unwrap();
-    let before = ticks(rt);
+    let before = animal_ticks(rt);
     rt.parallel_do(Animal::tick).unwrap();
     rt.parallel_do(Animal::tick).unwrap();
-    let after = ticks(rt);
+    let after = animal_ticks(rt);
     assert_eq!(before.len(), after.len());
     assert!(before.iter().zip(&after).all(|(b, a)| b.0 == a.0 && a.1 == b.1 + 2), "{before:?} -> {after:?}");
 }
@@ -367,9 +361,28 @@ fn listing_steps(rt: &Runtime<Zoo>) -> Vec<(u32, u32)> {
     rt.parallel_do(Animal::tick).unwrap();
     rt.parallel_do(Cat::have_kitten).unwrap();
     rt.parallel_do(Animal::tick).unwrap();
+    animal_ticks(rt)
+}
+
+/// Every animal's (id, ticks), sorted.
+fn animal_ticks(rt: &Runtime<Zoo>) -> Vec<(u32, u32)> {
     let mut t: Vec<(u32, u32)> = rt.collect::<Animal>().unwrap().iter().map(|a| (a.id, a.ticks)).collect();
     t.sort();
     t
+}
+
+/// A zoo on `backend` (16 MiB heap, four CPU workers) whose profile counts enumerations,
+/// keeping lists between `parallel_do`s if `reuse`.
+fn profiled_zoo(backend: Backend, test: &str, reuse: bool) -> Runtime<Zoo> {
+    Runtime::<Zoo>::builder(dynasoar_examples::MODELS_PTX)
+        .backend(backend)
+        .cpu_threads(4)
+        .heap_bytes(16 << 20)
+        .quiet(true)
+        .profile(true)
+        .reuse_listings(reuse)
+        .build()
+        .unwrap_or_else(|e| panic!("{test}: {e}"))
 }
 
 /// [`listing_steps`] on the host: (id, ticks) of cats and dogs.
@@ -414,18 +427,7 @@ fn listing_reuse(backend: Backend, test: &str) {
     if backend == Backend::Cuda && gpu_executor(test).is_none() {
         return;
     }
-    let build = |reuse: bool| {
-        Runtime::<Zoo>::builder(dynasoar_examples::MODELS_PTX)
-            .backend(backend)
-            .cpu_threads(4)
-            .heap_bytes(16 << 20)
-            .quiet(true)
-            .profile(true)
-            .reuse_listings(reuse)
-            .build()
-            .unwrap_or_else(|e| panic!("{test}: {e}"))
-    };
-    let (reusing, listing_anew) = (build(true), build(false));
+    let (reusing, listing_anew) = (profiled_zoo(backend, test, true), profiled_zoo(backend, test, false));
     let want = listing_steps_reference();
     assert_eq!(listing_steps(&reusing), want);
     assert_eq!(listing_steps(&listing_anew), want);
@@ -454,13 +456,7 @@ fn stale_lists_made_together(backend: Backend, test: &str) {
     if backend == Backend::Cuda && gpu_executor(test).is_none() {
         return;
     }
-    let rt = Runtime::<Zoo>::builder(dynasoar_examples::MODELS_PTX)
-        .backend(backend)
-        .heap_bytes(16 << 20)
-        .quiet(true)
-        .profile(true)
-        .build()
-        .unwrap_or_else(|e| panic!("{test}: {e}"));
+    let rt = profiled_zoo(backend, test, true);
     rt.parallel_new(Registry::create, 1).unwrap();
     rt.parallel_do_with(Registry::populate, 40u32).unwrap();
     rt.parallel_do(Animal::tick).unwrap();
@@ -474,8 +470,7 @@ fn stale_lists_made_together(backend: Backend, test: &str) {
     // ... so that a do-all over both lists nothing.
     rt.parallel_do(Animal::tick).unwrap();
     assert_eq!((enumerations(&rt, "Cat"), enumerations(&rt, "Dog")), (cats, dogs), "{test}");
-    let mut got: Vec<(u32, u32)> = rt.collect::<Animal>().unwrap().iter().map(|a| (a.id, a.ticks)).collect();
-    got.sort();
+    let got = animal_ticks(&rt);
     let mut want: Vec<(u32, u32)> = (0..40)
         .flat_map(|id| [(id, 1 + 10 + 1), (id + 100_000, 1)])
         .chain((1000..1040).map(|id| (id, 2)))
