@@ -36,6 +36,11 @@ pub struct BlockHeader {
     pub alloc: Atomic64,
     /// Type id of the block's class while it is allocated.
     pub type_id: Atomic32,
+    /// The block's entry in its class's enumeration list, written by each enumeration that
+    /// lists it: where a free that keeps the list right clears the object's bit
+    /// ([`Heap::unlist`](crate::heap::Heap::unlist)). Meaningful only while that list is the
+    /// class's current one; nothing else reads or resets it.
+    pub listed_at: Atomic32,
     /// Bit `i` clear iff slot `i` is reserved for a run (see the allocator's `runs`) and not yet
     /// handed out: such a slot is set in `alloc` but holds no object. So the block's objects
     /// are `alloc & handed` ([`objects`](Self::objects)).
@@ -81,13 +86,19 @@ impl BlockHeader {
         BlockHeader {
             alloc: Atomic64::new(alloc),
             type_id: Atomic32::new(type_id),
+            listed_at: Atomic32::new(0),
             handed: Atomic64::new(u64::MAX),
         }
     }
 
     /// A standalone header of a free block (loom models).
     pub fn free() -> Self {
-        BlockHeader { alloc: Atomic64::new(0), type_id: Atomic32::new(0), handed: Atomic64::new(0) }
+        BlockHeader {
+            alloc: Atomic64::new(0),
+            type_id: Atomic32::new(0),
+            listed_at: Atomic32::new(0),
+            handed: Atomic64::new(0),
+        }
     }
 
     /// The slots that hold objects now (with the preset bits of classes with fewer than 64

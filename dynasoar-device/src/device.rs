@@ -61,6 +61,9 @@ pub struct Device<A: AllocatorSpec> {
     /// In a launch of a method with lanes: the address of the heap's ranked list, or 0 (see
     /// [`ClassShape::ranked`](crate::block::ClassShape)).
     ranked: u64,
+    /// Classes (bits by type id) whose current enumeration lists this launch's frees keep
+    /// right ([`ObjectStore::unlist`](crate::store::ObjectStore)); 0 outside do-alls.
+    keep: u32,
     _alloc: PhantomData<fn() -> A>,
 }
 
@@ -123,6 +126,7 @@ impl<A: AllocatorSpec> Device<A> {
             rule: FreeRule::NONE,
             split: Lanes::ONE,
             ranked: 0,
+            keep: 0,
             _alloc: PhantomData,
         }
     }
@@ -163,6 +167,14 @@ impl<A: AllocatorSpec> Device<A> {
     #[inline(always)]
     pub fn with_ranked(self, ranked: u64) -> Self {
         Device { ranked, ..self }
+    }
+
+    /// This context, in a do-all launch whose frees keep the current enumeration lists of the
+    /// classes `keep` right (bits by type id, from [`DoParams::keep`](crate::launch::DoParams)).
+    #[doc(hidden)]
+    #[inline(always)]
+    pub fn keeping(self, keep: u32) -> Self {
+        Device { keep, ..self }
     }
 
     /// This context, for a `parallel_do` method over the classes `iterated` running on the
@@ -234,6 +246,9 @@ impl<A: AllocatorSpec> Device<A> {
         if !raw.is_null() && self.rule.forbids(raw.0, raw.type_id()) {
             self.store.raise(crate::errors::FREED_ITERATED);
             return;
+        }
+        if !raw.is_null() && raw.type_id() < 32 && self.keep >> raw.type_id() & 1 != 0 {
+            self.store.unlist(raw);
         }
         self.store.free::<T>(raw);
     }

@@ -53,7 +53,10 @@ pub struct DoParams<Arg> {
     pub objects_per_block: u32,
     /// Which enumeration counter holds the number of listed blocks.
     pub parity: u32,
-    pub _reserved: u32,
+    /// Classes (bits by type id, ids below 32) whose current enumeration lists the launch's
+    /// frees keep right ([`Device::free`](crate::Device::free)), so that the host need not
+    /// list them again after it: 0 where the host does not keep lists through frees.
+    pub keep: u32,
     /// A launch of a method with lanes: the store's ranked list of the class (the heap's:
     /// `heap::ranked`), or null.
     pub ranked: RankedPtr,

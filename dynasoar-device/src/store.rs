@@ -95,6 +95,12 @@ pub unsafe trait ObjectStore: Copy + 'static {
     /// Free the object `raw`, of class `T` or one of its subclasses.
     fn free<T: ClassSpec>(&self, raw: RawHandle);
 
+    /// Before `raw` is freed: keep its class's current enumeration list right without it (see
+    /// [`Heap::unlist`]). Only for classes whose list the host keeps through frees
+    /// ([`DoParams::keep`](crate::launch::DoParams)); a store that lists no classes does nothing.
+    #[inline(always)]
+    fn unlist(&self, _raw: RawHandle) {}
+
     /// Call `f` on every object of concrete class `class`, in this thread (`device_do`).
     /// `shape` is what the caller's allocator fixes of the class's blocks (see [`ClassShape`];
     /// [`ClassShape::UNKNOWN`] where nothing is), which a store may use in place of reading it.
@@ -207,6 +213,11 @@ unsafe impl ObjectStore for Heap<'static> {
     #[inline(always)]
     fn free<T: ClassSpec>(&self, raw: RawHandle) {
         Heap::free::<T>(self, raw);
+    }
+
+    #[inline(always)]
+    fn unlist(&self, raw: RawHandle) {
+        Heap::unlist(self, raw);
     }
 
     #[inline(always)]
@@ -323,6 +334,11 @@ unsafe impl<A: ObjectStore, B: ObjectStore> ObjectStore for Either<A, B> {
     #[inline(always)]
     fn free<T: ClassSpec>(&self, raw: RawHandle) {
         either!(self, s => s.free::<T>(raw))
+    }
+
+    #[inline(always)]
+    fn unlist(&self, raw: RawHandle) {
+        either!(self, s => s.unlist(raw))
     }
 
     #[inline(always)]

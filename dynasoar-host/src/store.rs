@@ -134,6 +134,13 @@ pub trait HostStore: Send + Sync + Any {
         false
     }
 
+    /// Whether a do-all's frees can keep a class's current list right (the device store's
+    /// `ObjectStore::unlist`, asked for with `DoParams::keep`), so that a launch that only
+    /// frees objects of a class leaves its list current.
+    fn unlists(&self) -> bool {
+        false
+    }
+
     /// [`list`](Self::list) every class of `classes` (bits by type id), in as few launches as
     /// the store can; the parity of each (bit by type id). By default one `list` each.
     fn list_several(&self, exec: &Executor, classes: u64) -> Result<u64> {
@@ -257,6 +264,10 @@ impl HostStore for DeviceHeap {
 
     fn lists_several_at_once(&self) -> bool {
         self.enumeration() == crate::Enumeration::Flat
+    }
+
+    fn unlists(&self) -> bool {
+        true
     }
 
     fn list_several(&self, exec: &Executor, classes: u64) -> Result<u64> {

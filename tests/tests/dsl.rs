@@ -489,6 +489,51 @@ fn stale_lists_made_together_on_gpu() {
     stale_lists_made_together(Backend::Cuda, "stale_lists_made_together_on_gpu");
 }
 
+/// A launch that frees objects of a class and creates none keeps the class's list right as it
+/// frees (each free clears its object's bit in the list): the next do-alls over the class list
+/// nothing and visit the survivors only. Without the frees' upkeep the cats would be listed
+/// again; with a list kept but not kept right, the tally would count the freed cats.
+fn frees_keep_lists(backend: Backend, test: &str) {
+    use dynasoar::host::{Total, TotalValue};
+    if backend == Backend::Cuda && gpu_executor(test).is_none() {
+        return;
+    }
+    let rt = profiled_zoo(backend, test, true);
+    rt.parallel_new(Registry::create, 1).unwrap();
+    rt.parallel_do_with(Registry::populate, 40u32).unwrap();
+    // `tally` fills seven totals; the first counts the animals it visits.
+    let kinds = [
+        Total::Count,
+        Total::SumU64,
+        Total::MinI64,
+        Total::MaxI64,
+        Total::MaxF64,
+        Total::SumF64,
+        Total::MinF64,
+    ];
+    let totals = rt.totals(&kinds).unwrap();
+    rt.parallel_do(Animal::tick).unwrap();
+    let listed = (enumerations(&rt, "Cat"), enumerations(&rt, "Dog"));
+    // Declared `frees(Cat)`: the odd cats leave.
+    rt.parallel_do(Cat::leave_if_odd_declared).unwrap();
+    rt.parallel_do_with(Animal::tally, totals.device()).unwrap();
+    rt.parallel_do(Animal::tick).unwrap();
+    assert_eq!((enumerations(&rt, "Cat"), enumerations(&rt, "Dog")), listed, "{test}: listed again");
+    assert_eq!(rt.read_totals(&totals).unwrap()[0], TotalValue::U64(20 + 40), "{test}: animals tallied");
+    let want: Vec<(u32, u32)> = (0..40).step_by(2).chain(1000..1040).map(|id| (id, 2)).collect();
+    assert_eq!(animal_ticks(&rt), want, "{test}");
+}
+
+#[test]
+fn frees_keep_lists_on_cpu() {
+    frees_keep_lists(Backend::Cpu, "frees_keep_lists_on_cpu");
+}
+
+#[test]
+fn frees_keep_lists_on_gpu() {
+    frees_keep_lists(Backend::Cuda, "frees_keep_lists_on_gpu");
+}
+
 /// A method that creates or frees objects of a class it did not declare is refused: nothing
 /// is created, and the runtime reports which kernel did it.
 #[test]
@@ -520,7 +565,7 @@ fn a_do_all_launched_with_a_bad_grid_is_reported() {
         class: cat.type_id as u32,
         objects_per_block: cat.objects_per_block,
         parity,
-        _reserved: 0,
+        keep: 0,
         ranked: dynasoar::DevPtr::null(),
         arg: (),
     };

@@ -249,6 +249,7 @@ pub fn heap_enumerate(p: EnumerateParams) {
                         heap.enum_list(class).add(at as usize).write(index);
                         heap.enum_snapshots(class).add(at as usize).write(alloc & valid);
                     }
+                    heap.block(index as u64).listed_at.store(at);
                 }
             }
             index += stride;
@@ -316,6 +317,7 @@ fn list_share_on_host(
                 list.add(at).write(index);
                 snapshots.add(at).write(alloc & valid);
             }
+            block.listed_at.store(at as u32);
             at += 1;
         }
     });
@@ -457,6 +459,7 @@ pub fn heap_enumerate_blocks(p: EnumerateParams) {
                     list.add(slot).write(index * 64 + bit);
                     snapshots.add(slot).write(objects & valid);
                 }
+                heap.block((index * 64 + bit) as u64).listed_at.store(slot as u32);
             }
             at += ballot.count_ones();
         }
@@ -663,11 +666,17 @@ mod tests {
             classes.iter().zip(&parities).map(|(&c, &parity)| self.listing(c, parity)).collect()
         }
 
-        /// What the enumeration of `class` with `parity` listed, sorted.
+        /// What the enumeration of `class` with `parity` listed, sorted. Each listed block
+        /// notes its entry (`BlockHeader::listed_at`, for `Heap::unlist`).
         fn listing(&self, class: u8, parity: u32) -> Vec<(u32, u64)> {
             let heap = self.heap();
             assert_eq!(heap.state().errors.load(), 0);
             let count = heap.enum_counters(class)[parity as usize].load() as usize;
+            for i in 0..count {
+                // SAFETY: the enumeration wrote `count` entries.
+                let index = unsafe { heap.enum_list(class).add(i).read() };
+                assert_eq!(heap.block(index as u64).listed_at.load(), i as u32, "class {class}, entry {i}");
+            }
             let mut listed: Vec<(u32, u64)> = (0..count)
                 // SAFETY: the enumeration wrote `count` entries of each list.
                 .map(|i| unsafe {
@@ -689,6 +698,53 @@ mod tests {
             want.push((i as u32, block.alloc.load() & block.handed.load() & valid));
         });
         want
+    }
+
+    /// `Heap::unlist` clears a freed object's bit in its block's entry of its class's current
+    /// list, in either form of enumeration, and nothing else: the list then holds what an
+    /// enumeration after the frees would list.
+    #[test]
+    fn unlist_clears_the_freed_objects_bits_in_the_current_list() {
+        use crate::handle::RawHandle;
+        for form in [Form::Flat, Form::Hierarchical] {
+            let mut heap = TestHeap::new(700);
+            let mut rng = Rng::new(41, 1);
+            for i in 0..700 {
+                if rng.below(3) != 0 {
+                    heap.allocate((i % 2) as u8, i, rng.next_u64() | 1, 0);
+                }
+            }
+            for class in [0u8, 1] {
+                let n = CLASSES[class as usize];
+                let before = heap.enumerate(class, form, 3, 64);
+                let h = heap.heap();
+                // Free about a third of the class's objects, emptying some blocks.
+                for &(index, objects) in &before {
+                    let mut bits = objects;
+                    while bits != 0 {
+                        let slot = bits.trailing_zeros();
+                        bits &= bits - 1;
+                        if rng.below(3) == 0 || index % 7 == 0 {
+                            let raw = RawHandle::new(h.block_addr(index as u64), slot, n, class);
+                            h.unlist(raw);
+                            h.block(index as u64).alloc.fetch_and(!(1u64 << slot));
+                        }
+                    }
+                }
+                let parity = heap.parity[class as usize] ^ 1;
+                let kept = heap.listing(class, parity);
+                let now: Vec<(u32, u64)> = before
+                    .iter()
+                    .map(|&(index, _)| {
+                        let block = h.block(index as u64);
+                        (index, block.alloc.load() & block.handed.load() & !preset_mask(n))
+                    })
+                    .collect();
+                assert_eq!(kept, now, "{form:?}, class {class}");
+                assert!(kept.iter().any(|&(_, objects)| objects == 0), "some blocks were emptied");
+                assert_ne!(kept, before, "objects were freed");
+            }
+        }
     }
 
     /// One flat launch lists several classes (`EnumerateParams::others`) as launches of one

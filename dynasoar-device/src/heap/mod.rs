@@ -24,7 +24,7 @@ use crate::arch::{
 };
 use crate::bitmap::{Bitmap, BitmapGeometry};
 use crate::block::{BLOCK_ALIGN, BlockHeader, DATA_OFFSET};
-use crate::handle::ADDRESS_LIMIT;
+use crate::handle::{ADDRESS_LIMIT, RawHandle};
 
 /// Classes a heap can hold.
 pub const MAX_CLASSES: usize = 64;
@@ -518,6 +518,30 @@ impl<'a> Heap<'a> {
     #[inline(always)]
     pub fn enum_snapshots(&self, class: u8) -> *mut u64 {
         self.config().enum_snapshots_addr(class) as usize as *mut u64
+    }
+
+    /// Keep the current enumeration list of `raw`'s class right as `raw` is freed: clear the
+    /// object's bit in the snapshot of its block's entry (the entry the enumeration noted in
+    /// [`BlockHeader::listed_at`](crate::block::BlockHeader)). The host asks for this only in
+    /// a launch that creates no object of the class and only while the class's list is the one
+    /// the last enumeration made (then `raw`'s block is listed, and its note is that list's),
+    /// so that the next do-all over the class needs no enumeration: it visits the list's objects
+    /// less those freed since (an emptied block's entry then visits nothing, whatever the block
+    /// holds later).
+    ///
+    /// A do-all of the same launch may be reading the word: a thread reads its block's snapshot
+    /// and tests only its own slot's bit, which only its own free, after it visited the object,
+    /// clears (a method may free no other object of the class it iterates); the words are
+    /// aligned, so a read sees them before or after the clearing, either way with that bit as
+    /// it was.
+    #[inline(always)]
+    pub fn unlist(&self, raw: RawHandle) {
+        let at = block_at(raw.block_addr()).listed_at.load();
+        if (at as u64) < self.config().num_blocks {
+            // SAFETY: the snapshots have room for `num_blocks` aligned entries.
+            let word = unsafe { Atomic64::from_ptr(self.enum_snapshots(raw.type_id()).add(at as usize)) };
+            word.fetch_and(!(1u64 << raw.slot()));
+        }
     }
 
     /// The indices of `class`'s non-empty level-0 containers, as the hierarchical enumeration

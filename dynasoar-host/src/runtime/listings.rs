@@ -1,14 +1,18 @@
 //! Reusing enumeration lists: which classes a `parallel_do` need not list again
 //! ([`Listings`]).
 
+use dynasoar_device::Effects;
 use dynasoar_device::heap::MAX_CLASSES;
 
 use crate::backend::Executor;
 
 /// Which classes' enumeration lists are still right, so that a `parallel_do` need not list
-/// them again: a list stays right until a launch that may create or free objects of its class
-/// (a method's [`Effects`](dynasoar_device::Effects)). Skipping the listing saves a launch;
-/// classes that never change (the cells of a grid) are then listed once.
+/// them again: a list stays right until a launch that may create objects of its class, or
+/// free them where the store cannot keep the list right as it frees (a method's
+/// [`Effects`](dynasoar_device::Effects); [`keepable`](Self::keepable)). Skipping the listing
+/// saves a launch; classes that never change (the cells of a grid) are then listed once, and
+/// classes that only lose objects (structure's springs and nodes) are listed once while no
+/// launch creates any.
 ///
 /// A `parallel_do` that lists a class also lists, in the same launch where the store can
 /// ([`HostStore::list_several`](crate::store::HostStore::list_several)), the classes that do-alls
@@ -73,10 +77,17 @@ impl Listings {
         self.used & !self.current & !changes
     }
 
+    /// Classes whose lists a launch with `effects` keeps right with its frees (`DoParams::keep`):
+    /// current lists of classes it may free and creates none of (type ids below 32).
+    pub(super) fn keepable(&self, effects: Effects) -> u32 {
+        (self.current & effects.frees & !effects.creates) as u32
+    }
+
     /// A launch may have created or freed objects of `classes` (bits by type id): their lists
-    /// are no longer right.
-    pub(super) fn changed(&mut self, classes: u64) {
-        self.current &= !classes;
+    /// are no longer right, but for those of `kept`, which its frees kept right (see
+    /// [`keepable`](Self::keepable)). The ranked list holds objects, so any change spoils it.
+    pub(super) fn changed(&mut self, classes: u64, kept: u32) {
+        self.current &= !(classes & !(kept as u64));
         if self.ranked.is_some_and(|c| classes & (1 << c) != 0) {
             self.ranked = None;
         }
@@ -111,7 +122,7 @@ mod tests {
         l.listed(0, 1);
         l.listed(2, 0);
         assert_eq!(l.also_listable(0), 0, "both lists are right");
-        l.changed(1 << 0 | 1 << 2 | 1 << 3);
+        l.changed(1 << 0 | 1 << 2 | 1 << 3, 0);
         assert_eq!(l.also_listable(0), 1 << 0 | 1 << 2, "class 3 was never listed");
         assert_eq!(l.also_listable(1 << 2), 1 << 0, "a launch that changes class 2 would spoil its list");
         l.listed(0, 0);

@@ -207,12 +207,17 @@ impl<A: AllocatorSpec> Runtime<A> {
             } else {
                 DevPtr::null()
             };
+            // The current lists that this launch's frees keep right (see `Listings::keepable`).
+            let keep = match &listings {
+                Some(l) if self.store.unlists() => l.keepable(method.effects()),
+                _ => 0,
+            };
             let params = DoParams {
                 store: self.store.ptr(),
                 class: id as u32,
                 objects_per_block: class.objects_per_block,
                 parity,
-                _reserved: 0,
+                keep,
                 ranked,
                 arg,
             };
@@ -248,7 +253,7 @@ impl<A: AllocatorSpec> Runtime<A> {
             ran_streaming |= pick.streaming;
             chained = true;
             if let Some(l) = &mut listings {
-                l.changed(method.effects().changed());
+                l.changed(method.effects().changed(), keep);
             }
         }
         if let Some(l) = &mut listings {
