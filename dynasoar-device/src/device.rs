@@ -247,7 +247,10 @@ impl<A: AllocatorSpec> Device<A> {
             self.store.raise(crate::errors::FREED_ITERATED);
             return;
         }
-        if !raw.is_null() && raw.type_id() < 32 && self.keep >> raw.type_id() & 1 != 0 {
+        // Lists of classes the launch frees and creates none of (constants of a do-all kernel,
+        // so that kernels whose methods create what they free carry no code for it).
+        let keep = self.keep & (self.effects.frees & !self.effects.creates) as u32;
+        if !raw.is_null() && raw.type_id() < 32 && keep >> raw.type_id() & 1 != 0 {
             self.store.unlist(raw);
         }
         self.store.free::<T>(raw);

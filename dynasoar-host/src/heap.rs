@@ -1,7 +1,7 @@
 //! The device heap from the host: layout, initialisation, enumeration launches, error
 //! reporting, statistics, and snapshots for invariant checks.
 
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 use dynasoar_device::DevPtr;
 use dynasoar_device::allocator::kernels::HEAP_RELEASE_RUNS;
@@ -45,6 +45,9 @@ pub struct DeviceHeap {
     /// The allocator variant's bits in the device's configuration (`HeapConfig::variants`;
     /// `config` holds those the heap was made with).
     variants: AtomicU32,
+    /// Classes whose enumerations note each listed block's entry (`EnumerateParams::notes`):
+    /// those whose lists the runtime may keep through frees ([`note_entries`](Self::note_entries)).
+    notes: AtomicU64,
     /// On the GPU: the memory of the heap's ranked list (`dynasoar_device::heap::ranked`),
     /// which launches of methods with lanes read their `device_reduce` parts from; `None` on
     /// the CPU backend (whose `device_reduce` folds every part in one thread) and for heaps of
@@ -131,6 +134,7 @@ impl DeviceHeap {
                     == Enumeration::Hierarchical,
             ),
             variants: AtomicU32::new(plan.config.variants),
+            notes: AtomicU64::new(0),
             ranked: Self::ranked_memory(exec, &plan.config, classes)?,
         };
         heap.reset(exec)?;
@@ -282,6 +286,13 @@ impl DeviceHeap {
         Ok((self.enumerate_several(exec, 1 << class)? >> class) as u32 & 1)
     }
 
+    /// From now on, enumerations of the classes of `classes` (bits by type id) note each listed
+    /// block's entry in the block, so that frees can keep their lists right
+    /// (`Heap::unlist`); the others' do not (a store per listed block saved).
+    pub fn note_entries(&self, classes: u64) {
+        self.notes.store(classes, Ordering::Relaxed);
+    }
+
     /// Queue the enumeration of the blocks of every class of `classes` (bits by type id):
     /// the flat form lists them in one launch, the hierarchical form each in its own two.
     /// Returns the parity that each class's following do-all kernels must read (bit by type
@@ -296,6 +307,7 @@ impl DeviceHeap {
         }
         let first = classes.trailing_zeros() as u8;
         let mut params = EnumerateParams::one(self.ptr(), first, (parities >> first) as u32 & 1);
+        params.notes = self.notes.load(Ordering::Relaxed);
         match self.enumeration() {
             Enumeration::Flat => {
                 params.others = classes & !(1 << first);

@@ -141,6 +141,10 @@ pub trait HostStore: Send + Sync + Any {
         false
     }
 
+    /// Have the next listings of `classes` (bits by type id) note what frees need to keep
+    /// their lists right (see [`unlists`](Self::unlists)); the others' need not.
+    fn note_entries(&self, _classes: u64) {}
+
     /// [`list`](Self::list) every class of `classes` (bits by type id), in as few launches as
     /// the store can; the parity of each (bit by type id). By default one `list` each.
     fn list_several(&self, exec: &Executor, classes: u64) -> Result<u64> {
@@ -268,6 +272,10 @@ impl HostStore for DeviceHeap {
 
     fn unlists(&self) -> bool {
         true
+    }
+
+    fn note_entries(&self, classes: u64) {
+        DeviceHeap::note_entries(self, classes);
     }
 
     fn list_several(&self, exec: &Executor, classes: u64) -> Result<u64> {

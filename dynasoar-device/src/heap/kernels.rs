@@ -108,12 +108,16 @@ pub struct EnumerateParams {
     /// bit in `other_parities`.
     pub others: u64,
     pub other_parities: u64,
+    /// Classes (bits by type id) whose listed blocks note their entries
+    /// (`BlockHeader::listed_at`, for `Heap::unlist`): a store per listed block, made only for
+    /// the classes whose lists the host may keep through frees.
+    pub notes: u64,
 }
 
 impl EnumerateParams {
-    /// An enumeration of `class` alone with `parity`.
+    /// An enumeration of `class` alone with `parity`, noting no entries.
     pub fn one(heap: DevPtr<HeapHeader>, class: u8, parity: u32) -> Self {
-        EnumerateParams { heap, class: class as u32, parity, others: 0, other_parities: 0 }
+        EnumerateParams { heap, class: class as u32, parity, others: 0, other_parities: 0, notes: 0 }
     }
 }
 // SAFETY: `repr(C)` plain data.
@@ -127,13 +131,17 @@ unsafe impl Plain for EnumerateParams {}
 /// and zeroes the counters of the other parity, which the next enumeration counts into; if
 /// nothing changed, the list and snapshots are still right, and it only carries the count
 /// over (classes that do not change, like the cells of a grid, then cost a launch and no
-/// scan).
+/// scan). A list that must note its entries (`notes`) is listed anew also if the list it
+/// would reuse did not note them (see `Heap::enum_noted`).
 #[inline(always)]
-fn begin_enumeration(heap: &Heap<'_>, class: u8, parity: usize) -> bool {
+fn begin_enumeration(heap: &Heap<'_>, class: u8, parity: usize, notes: bool) -> bool {
     let counters = heap.enum_counters(class);
     let changed = heap.enum_changed(class);
-    let unchanged = changed.load() & (1 << parity) == 0;
+    let noted = heap.enum_noted(class);
+    let was_noted = noted[1 - parity].load() != 0;
+    let unchanged = changed.load() & (1 << parity) == 0 && (was_noted || !notes);
     if arch::global_thread_id() == 0 {
+        noted[parity].store(if unchanged { was_noted } else { notes } as u32);
         // Only bit `parity` is read in this kernel (see `Heap::enum_changed`).
         changed.fetch_and(!(1u32 << (1 - parity)));
         if unchanged {
@@ -176,7 +184,7 @@ pub fn heap_enumerate(p: EnumerateParams) {
     while bits != 0 {
         let class = bits.trailing_zeros() as u8;
         bits &= bits - 1;
-        if begin_enumeration(&heap, class, parity(class)) {
+        if begin_enumeration(&heap, class, parity(class), p.notes >> class & 1 != 0) {
             changed |= 1 << class;
         }
     }
@@ -193,16 +201,7 @@ pub fn heap_enumerate(p: EnumerateParams) {
             let class = bits.trailing_zeros() as u8;
             bits &= bits - 1;
             let counter = &heap.enum_counters(class)[parity(class)];
-            let valid = !preset_mask(heap.class_objects(class));
-            list_share_on_host(
-                &heap,
-                class,
-                blocks,
-                counter,
-                valid,
-                heap.enum_list(class),
-                heap.enum_snapshots(class),
-            );
+            list_share_on_host(&heap, class, blocks, counter, p.notes >> class & 1 != 0);
         }
     }
     #[cfg(target_arch = "nvptx64")]
@@ -249,7 +248,9 @@ pub fn heap_enumerate(p: EnumerateParams) {
                         heap.enum_list(class).add(at as usize).write(index);
                         heap.enum_snapshots(class).add(at as usize).write(alloc & valid);
                     }
-                    heap.block(index as u64).listed_at.store(at);
+                    if p.notes >> class & 1 != 0 {
+                        heap.block(index as u64).listed_at.store(at);
+                    }
                 }
             }
             index += stride;
@@ -264,7 +265,8 @@ pub fn heap_enumerate(p: EnumerateParams) {
 /// share of the list, walks the heap as a plain loop walks an array. The GPU's form, where
 /// thread `i` lists blocks `i`, `i + T`, ... and the warps append in turn, listed the blocks of
 /// a one-worker run in the order 0, T, 2T, ..., 1, T + 1, ...: every block a do-all visited
-/// was far from the one before.
+/// was far from the one before. With `note`, each listed block notes its entry
+/// (`BlockHeader::listed_at`).
 #[cfg(not(target_arch = "nvptx64"))]
 #[inline(always)]
 fn list_share_on_host(
@@ -272,11 +274,11 @@ fn list_share_on_host(
     class: u8,
     blocks: u32,
     counter: &crate::arch::atomic::Atomic32,
-    valid: u64,
-    list: *mut u32,
-    snapshots: *mut u64,
+    note: bool,
 ) {
     let allocated = heap.allocated(class);
+    let valid = !preset_mask(heap.class_objects(class));
+    let (list, snapshots) = (heap.enum_list(class), heap.enum_snapshots(class));
     let (id, threads) = (arch::global_thread_id() as u64, arch::global_thread_count() as u64);
     let share = |thread: u64| (thread.min(threads) * blocks as u64 / threads) as u32;
     let (lo, hi) = (share(id), share(id + 1));
@@ -317,7 +319,9 @@ fn list_share_on_host(
                 list.add(at).write(index);
                 snapshots.add(at).write(alloc & valid);
             }
-            block.listed_at.store(at as u32);
+            if note {
+                block.listed_at.store(at as u32);
+            }
             at += 1;
         }
     });
@@ -343,7 +347,7 @@ pub fn heap_enumerate_containers(p: EnumerateParams) {
     let heap = unsafe { Heap::from_ptr(p.heap.as_ptr()) };
     let class = p.class as u8;
     let parity = (p.parity & 1) as usize;
-    if !begin_enumeration(&heap, class, parity) {
+    if !begin_enumeration(&heap, class, parity, p.notes >> class & 1 != 0) {
         return;
     }
     let allocated = heap.allocated(class);
@@ -459,7 +463,9 @@ pub fn heap_enumerate_blocks(p: EnumerateParams) {
                     list.add(slot).write(index * 64 + bit);
                     snapshots.add(slot).write(objects & valid);
                 }
-                heap.block((index * 64 + bit) as u64).listed_at.store(slot as u32);
+                if p.notes >> class & 1 != 0 {
+                    heap.block((index * 64 + bit) as u64).listed_at.store(slot as u32);
+                }
             }
             at += ballot.count_ones();
         }
@@ -634,8 +640,26 @@ mod tests {
         /// with their snapshots, sorted.
         fn enumerate(&mut self, class: u8, form: Form, blocks: u32, threads: u32) -> Vec<(u32, u64)> {
             let parity = self.parity[class as usize];
+            self.enumerate_noting(class, form, blocks, threads, true);
+            self.listing(class, parity)
+        }
+
+        /// [`enumerate`](Self::enumerate), noting the entries in the blocks only if `notes`,
+        /// and not checking the notes.
+        fn enumerate_noting(
+            &mut self,
+            class: u8,
+            form: Form,
+            blocks: u32,
+            threads: u32,
+            notes: bool,
+        ) -> Vec<(u32, u64)> {
+            let parity = self.parity[class as usize];
             self.parity[class as usize] ^= 1;
-            let params = EnumerateParams::one(DevPtr::from_addr(self.base), class, parity);
+            let params = EnumerateParams {
+                notes: if notes { u64::MAX } else { 0 },
+                ..EnumerateParams::one(DevPtr::from_addr(self.base), class, parity)
+            };
             match form {
                 Form::Flat => launch(heap_enumerate, params, blocks, threads),
                 Form::Hierarchical => {
@@ -643,7 +667,7 @@ mod tests {
                     launch(heap_enumerate_blocks, params, blocks, threads);
                 }
             }
-            self.listing(class, parity)
+            self.listing_unnoted(class, parity)
         }
 
         /// Enumerate `classes` in one flat launch (the first as `class`, the others as
@@ -657,7 +681,10 @@ mod tests {
                     self.parity[c as usize] ^ 1
                 })
                 .collect();
-            let mut params = EnumerateParams::one(DevPtr::from_addr(self.base), classes[0], parities[0]);
+            let mut params = EnumerateParams {
+                notes: u64::MAX,
+                ..EnumerateParams::one(DevPtr::from_addr(self.base), classes[0], parities[0])
+            };
             for (&c, &parity) in classes.iter().zip(&parities).skip(1) {
                 params.others |= 1 << c;
                 params.other_parities |= (parity as u64) << c;
@@ -670,13 +697,20 @@ mod tests {
         /// notes its entry (`BlockHeader::listed_at`, for `Heap::unlist`).
         fn listing(&self, class: u8, parity: u32) -> Vec<(u32, u64)> {
             let heap = self.heap();
-            assert_eq!(heap.state().errors.load(), 0);
             let count = heap.enum_counters(class)[parity as usize].load() as usize;
             for i in 0..count {
                 // SAFETY: the enumeration wrote `count` entries.
                 let index = unsafe { heap.enum_list(class).add(i).read() };
                 assert_eq!(heap.block(index as u64).listed_at.load(), i as u32, "class {class}, entry {i}");
             }
+            self.listing_unnoted(class, parity)
+        }
+
+        /// [`listing`](Self::listing), of a list that need not note its entries.
+        fn listing_unnoted(&self, class: u8, parity: u32) -> Vec<(u32, u64)> {
+            let heap = self.heap();
+            assert_eq!(heap.state().errors.load(), 0);
+            let count = heap.enum_counters(class)[parity as usize].load() as usize;
             let mut listed: Vec<(u32, u64)> = (0..count)
                 // SAFETY: the enumeration wrote `count` entries of each list.
                 .map(|i| unsafe {
@@ -744,6 +778,42 @@ mod tests {
                 assert!(kept.iter().any(|&(_, objects)| objects == 0), "some blocks were emptied");
                 assert_ne!(kept, before, "objects were freed");
             }
+        }
+    }
+
+    /// An enumeration that must note its entries lists anew although nothing changed if the
+    /// list it would reuse was made without notes (else `Heap::unlist` would find no entry),
+    /// and reuses a list made with them; one that need not note them reuses either.
+    #[test]
+    fn a_list_that_must_note_its_entries_is_not_reused_from_one_that_did_not() {
+        for form in [Form::Flat, Form::Hierarchical] {
+            let mut heap = TestHeap::new(700);
+            let mut rng = Rng::new(43, 1);
+            for i in 0..700 {
+                if rng.below(3) != 0 {
+                    heap.allocate(0, i, rng.next_u64() | 1, 0);
+                }
+            }
+            let want = expected(&heap, 0);
+            assert_eq!(heap.enumerate_noting(0, form, 3, 64, false), want, "{form:?}");
+            // Spoil every note: only a new scan that notes writes them again.
+            let spoil = |heap: &TestHeap| {
+                for &(index, _) in &want {
+                    heap.heap().block(index as u64).listed_at.store(u32::MAX);
+                }
+            };
+            let spoilt = |heap: &TestHeap| {
+                want.iter().all(|&(i, _)| heap.heap().block(i as u64).listed_at.load() == u32::MAX)
+            };
+            spoil(&heap);
+            assert_eq!(heap.enumerate_noting(0, form, 3, 64, false), want, "{form:?}: reused");
+            assert!(spoilt(&heap), "{form:?}: reused as it is");
+            // `enumerate` notes and checks every entry's note.
+            assert_eq!(heap.enumerate(0, form, 3, 64), want, "{form:?}: listed anew");
+            spoil(&heap);
+            assert_eq!(heap.enumerate_noting(0, form, 3, 64, true), want, "{form:?}");
+            assert!(spoilt(&heap), "{form:?}: a noted list is reused as it is");
+            assert_eq!(heap.enumerate_noting(0, form, 3, 64, false), want, "{form:?}");
         }
     }
 

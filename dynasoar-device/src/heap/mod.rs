@@ -169,6 +169,9 @@ const ENUM_HEADER_BYTES: u64 = 64;
 /// Byte offset of the container counters in an enumeration area (after the block counters).
 const ENUM_CONTAINER_COUNTERS: u64 = 8;
 
+/// Byte offset of the noted flags in an enumeration area (after the container counters).
+const ENUM_NOTED: u64 = 16;
+
 /// Both change flags of a class (see [`Heap::enum_changed`]).
 pub const CHANGED_BOTH: u32 = 0b11;
 
@@ -484,6 +487,18 @@ impl<'a> Heap<'a> {
         let at = self.config().enum_area(class) + ENUM_CONTAINER_COUNTERS;
         // SAFETY: the header of `class`'s enumeration area has room for both pairs of counters
         // (`ENUM_HEADER_BYTES`), 8-byte aligned.
+        unsafe { &*(at as usize as *const [Atomic32; 2]) }
+    }
+
+    /// Whether the list of `class` that an enumeration of each parity left notes its entries in
+    /// the listed blocks (`BlockHeader::listed_at`, `EnumerateParams::notes`): nonzero if so.
+    /// An enumeration of parity `p` reads entry `1 - p` (its list, if it reuses it, is that
+    /// one) and writes entry `p`, as the counters.
+    #[inline(always)]
+    pub fn enum_noted(&self, class: u8) -> &'a [Atomic32; 2] {
+        let at = self.config().enum_area(class) + ENUM_NOTED;
+        // SAFETY: the header of `class`'s enumeration area has room for the flags
+        // (`ENUM_HEADER_BYTES`), 8-byte aligned, zeroed with the heap.
         unsafe { &*(at as usize as *const [Atomic32; 2]) }
     }
 

@@ -36,11 +36,27 @@ pub(super) struct Listings {
     /// right, if any: the store keeps one list, and a launch that may create or free objects of
     /// the class makes it wrong, as it does the class's enumeration list.
     ranked: Option<u8>,
+    /// Classes that a launch of this runtime freed without creating any (type ids below 32):
+    /// their listings note what frees need to keep the lists right (`HostStore::note_entries`,
+    /// a store per listed block, which other classes' listings save). A property of the
+    /// methods run so far, kept when the lists are forgotten; not learned while a step is
+    /// captured, so that both recordings of a step keep the same lists.
+    unlistable: u64,
+    /// Classes whose current list was made noting its entries (of `unlistable` then).
+    noted: u64,
 }
 
 impl Listings {
     pub(super) fn new(exec: &Executor) -> Self {
-        Listings { current: 0, used: 0, parity: [0; MAX_CLASSES], writes: exec.device_writes(), ranked: None }
+        Listings {
+            current: 0,
+            used: 0,
+            parity: [0; MAX_CLASSES],
+            writes: exec.device_writes(),
+            ranked: None,
+            unlistable: 0,
+            noted: 0,
+        }
     }
 
     /// Forget every list: the next `parallel_do` over any class lists it.
@@ -48,6 +64,7 @@ impl Listings {
         self.current = 0;
         self.used = 0;
         self.ranked = None;
+        self.noted = 0;
     }
 
     /// Forget every list if anything but this runtime's `parallel_do`s ran since the last one.
@@ -62,11 +79,24 @@ impl Listings {
         (self.current & (1 << class) != 0).then(|| self.parity[class as usize])
     }
 
-    /// `class` was listed with `parity`.
+    /// `class` was listed with `parity`, noting its entries if it is
+    /// [`unlistable`](Self::unlistable).
     pub(super) fn listed(&mut self, class: u8, parity: u32) {
         self.current |= 1 << class;
         self.used |= 1 << class;
+        self.noted = self.noted & !(1 << class) | self.unlistable & 1 << class;
         self.parity[class as usize] = parity;
+    }
+
+    /// The classes whose listings note their entries (`HostStore::note_entries`).
+    pub(super) fn unlistable(&self) -> u64 {
+        self.unlistable
+    }
+
+    /// A launch with `effects` ran (not captured): the classes it frees without creating any
+    /// are unlistable from now on.
+    pub(super) fn learn(&mut self, effects: Effects) {
+        self.unlistable |= effects.frees & !effects.creates & u32::MAX as u64;
     }
 
     /// Classes to list together with those a `parallel_do` must list: classes that do-alls
@@ -78,9 +108,10 @@ impl Listings {
     }
 
     /// Classes whose lists a launch with `effects` keeps right with its frees (`DoParams::keep`):
-    /// current lists of classes it may free and creates none of (type ids below 32).
+    /// current lists, made noting their entries, of classes it may free and creates none of
+    /// (type ids below 32).
     pub(super) fn keepable(&self, effects: Effects) -> u32 {
-        (self.current & effects.frees & !effects.creates) as u32
+        (self.current & self.noted & effects.frees & !effects.creates) as u32
     }
 
     /// A launch may have created or freed objects of `classes` (bits by type id): their lists
@@ -117,7 +148,15 @@ mod tests {
     /// listable with another class's listing; forgetting the lists forgets them too.
     #[test]
     fn also_listable_are_stale_used_classes_the_launch_leaves_alone() {
-        let mut l = Listings { current: 0, used: 0, parity: [0; MAX_CLASSES], writes: 0, ranked: None };
+        let mut l = Listings {
+            current: 0,
+            used: 0,
+            parity: [0; MAX_CLASSES],
+            writes: 0,
+            ranked: None,
+            unlistable: 0,
+            noted: 0,
+        };
         assert_eq!(l.also_listable(0), 0, "no class was listed yet");
         l.listed(0, 1);
         l.listed(2, 0);
@@ -129,5 +168,39 @@ mod tests {
         assert_eq!(l.also_listable(0), 1 << 2);
         l.forget();
         assert_eq!(l.also_listable(0), 0);
+    }
+
+    /// A launch keeps (through its frees) the current lists of the classes it frees and creates
+    /// none of, once they are listed noting their entries, which they are after a launch that
+    /// freed them without creating any; forgetting the lists keeps what was learned.
+    #[test]
+    fn frees_keep_lists_noted_for_classes_freed_without_creating() {
+        let mut l = Listings {
+            current: 0,
+            used: 0,
+            parity: [0; MAX_CLASSES],
+            writes: 0,
+            ranked: None,
+            unlistable: 0,
+            noted: 0,
+        };
+        let frees = Effects { creates: 0, frees: 1 << 1 | 1 << 2 };
+        l.listed(1, 0);
+        l.listed(2, 0);
+        assert_eq!(l.keepable(frees), 0, "listed before any such launch: no entries noted");
+        l.learn(frees);
+        l.learn(Effects { creates: 1 << 3, frees: 1 << 3 });
+        l.learn(Effects::ANY);
+        assert_eq!(l.unlistable(), 1 << 1 | 1 << 2, "not class 3, which the launch that frees it creates");
+        l.listed(1, 1);
+        assert_eq!(l.keepable(frees), 1 << 1, "class 2's list was made before");
+        assert_eq!(l.keepable(Effects { creates: 1 << 1, frees: 1 << 1 }), 0, "a launch creating class 1");
+        l.changed(frees.changed(), l.keepable(frees));
+        assert_eq!(l.kept(1), Some(1), "kept through the frees");
+        assert_eq!(l.kept(2), None);
+        l.forget();
+        assert_eq!(l.unlistable(), 1 << 1 | 1 << 2);
+        l.listed(2, 1);
+        assert_eq!(l.keepable(frees), 1 << 2);
     }
 }

@@ -169,6 +169,9 @@ impl<A: AllocatorSpec> Runtime<A> {
                 _ => 0,
             };
             let all = stale | also;
+            if let Some(l) = &listings {
+                self.store.note_entries(l.unlistable());
+            }
             parities = self.timed(Phase::List(all), chained, || self.store.list_several(&self.exec, all))?;
             chained = true;
             if let Some(l) = &mut listings {
@@ -254,6 +257,9 @@ impl<A: AllocatorSpec> Runtime<A> {
             chained = true;
             if let Some(l) = &mut listings {
                 l.changed(method.effects().changed(), keep);
+                if self.store.unlists() && !self.exec.capturing() {
+                    l.learn(method.effects());
+                }
             }
         }
         if let Some(l) = &mut listings {
