@@ -44,6 +44,13 @@ pub(super) struct Listings {
     unlistable: u64,
     /// Classes whose current list was made noting its entries (of `unlistable` then).
     noted: u64,
+    /// Classes whose lists a launch kept through its frees and no do-all has visited since.
+    unused: u64,
+    /// Classes whose list, kept through frees, went out of date before a do-all visited it
+    /// (traffic's cars: their `advance` frees them, and the next step creates cars before any
+    /// do-all over them): not learned as unlistable again, so that their listings note nothing
+    /// and their frees keep nothing. Like `unlistable`, kept when the lists are forgotten.
+    wasted: u64,
 }
 
 impl Listings {
@@ -56,6 +63,8 @@ impl Listings {
             ranked: None,
             unlistable: 0,
             noted: 0,
+            unused: 0,
+            wasted: 0,
         }
     }
 
@@ -65,6 +74,7 @@ impl Listings {
         self.used = 0;
         self.ranked = None;
         self.noted = 0;
+        self.unused = 0;
     }
 
     /// Forget every list if anything but this runtime's `parallel_do`s ran since the last one.
@@ -94,9 +104,14 @@ impl Listings {
     }
 
     /// A launch with `effects` ran (not captured): the classes it frees without creating any
-    /// are unlistable from now on.
+    /// are unlistable from now on, unless a list of theirs was kept in vain before.
     pub(super) fn learn(&mut self, effects: Effects) {
-        self.unlistable |= effects.frees & !effects.creates & u32::MAX as u64;
+        self.unlistable |= effects.frees & !effects.creates & u32::MAX as u64 & !self.wasted;
+    }
+
+    /// A do-all visits `class` (from its current list).
+    pub(super) fn visited(&mut self, class: u8) {
+        self.unused &= !(1 << class);
     }
 
     /// Classes to list together with those a `parallel_do` must list: classes that do-alls
@@ -117,8 +132,16 @@ impl Listings {
     /// A launch may have created or freed objects of `classes` (bits by type id): their lists
     /// are no longer right, but for those of `kept`, which its frees kept right (see
     /// [`keepable`](Self::keepable)). The ranked list holds objects, so any change spoils it.
-    pub(super) fn changed(&mut self, classes: u64, kept: u32) {
-        self.current &= !(classes & !(kept as u64));
+    /// If `learning` (the launch is not captured), a kept list that goes out of date before a
+    /// do-all visited it marks its class [`wasted`](Self::wasted).
+    pub(super) fn changed(&mut self, classes: u64, kept: u32, learning: bool) {
+        let (kept, spoilt) = (kept as u64, classes & !(kept as u64));
+        if learning {
+            self.wasted |= spoilt & self.current & self.unused;
+            self.unlistable &= !self.wasted;
+        }
+        self.unused = self.unused & !spoilt | kept;
+        self.current &= !spoilt;
         if self.ranked.is_some_and(|c| classes & (1 << c) != 0) {
             self.ranked = None;
         }
@@ -156,12 +179,14 @@ mod tests {
             ranked: None,
             unlistable: 0,
             noted: 0,
+            unused: 0,
+            wasted: 0,
         };
         assert_eq!(l.also_listable(0), 0, "no class was listed yet");
         l.listed(0, 1);
         l.listed(2, 0);
         assert_eq!(l.also_listable(0), 0, "both lists are right");
-        l.changed(1 << 0 | 1 << 2 | 1 << 3, 0);
+        l.changed(1 << 0 | 1 << 2 | 1 << 3, 0, true);
         assert_eq!(l.also_listable(0), 1 << 0 | 1 << 2, "class 3 was never listed");
         assert_eq!(l.also_listable(1 << 2), 1 << 0, "a launch that changes class 2 would spoil its list");
         l.listed(0, 0);
@@ -183,6 +208,8 @@ mod tests {
             ranked: None,
             unlistable: 0,
             noted: 0,
+            unused: 0,
+            wasted: 0,
         };
         let frees = Effects { creates: 0, frees: 1 << 1 | 1 << 2 };
         l.listed(1, 0);
@@ -195,12 +222,50 @@ mod tests {
         l.listed(1, 1);
         assert_eq!(l.keepable(frees), 1 << 1, "class 2's list was made before");
         assert_eq!(l.keepable(Effects { creates: 1 << 1, frees: 1 << 1 }), 0, "a launch creating class 1");
-        l.changed(frees.changed(), l.keepable(frees));
+        l.changed(frees.changed(), l.keepable(frees), true);
         assert_eq!(l.kept(1), Some(1), "kept through the frees");
         assert_eq!(l.kept(2), None);
         l.forget();
         assert_eq!(l.unlistable(), 1 << 1 | 1 << 2);
         l.listed(2, 1);
         assert_eq!(l.keepable(frees), 1 << 2);
+    }
+
+    /// A list kept through frees that goes out of date before any do-all visits it was kept in
+    /// vain: its class is no longer unlistable, and later launches that free it do not make it
+    /// so again; a kept list that is visited first stays in use.
+    #[test]
+    fn lists_kept_in_vain_are_not_kept_again() {
+        let mut l = Listings {
+            current: 0,
+            used: 0,
+            parity: [0; MAX_CLASSES],
+            writes: 0,
+            ranked: None,
+            unlistable: 0,
+            noted: 0,
+            unused: 0,
+            wasted: 0,
+        };
+        let frees = Effects { creates: 0, frees: 1 << 1 | 1 << 2 };
+        let creates = Effects { creates: 1 << 1 | 1 << 2, frees: 0 };
+        l.learn(frees);
+        l.listed(1, 0);
+        l.listed(2, 0);
+        let keep = l.keepable(frees);
+        assert_eq!(keep, 1 << 1 | 1 << 2);
+        l.changed(frees.changed(), keep, true);
+        // Class 1 is visited before the classes are created again, class 2 is not.
+        l.visited(1);
+        l.changed(creates.changed(), 0, true);
+        assert_eq!(l.unlistable(), 1 << 1, "class 2's kept list was not used");
+        l.learn(frees);
+        assert_eq!(l.unlistable(), 1 << 1, "and is not learned again");
+        // Not learned while capturing.
+        l.listed(1, 1);
+        let keep = l.keepable(frees);
+        l.changed(frees.changed(), keep, false);
+        l.changed(creates.changed(), 0, false);
+        assert_eq!(l.unlistable(), 1 << 1);
     }
 }

@@ -256,8 +256,10 @@ impl<A: AllocatorSpec> Runtime<A> {
             ran_streaming |= pick.streaming;
             chained = true;
             if let Some(l) = &mut listings {
-                l.changed(method.effects().changed(), keep);
-                if self.store.unlists() && !self.exec.capturing() {
+                let learning = self.store.unlists() && !self.exec.capturing();
+                l.visited(id);
+                l.changed(method.effects().changed(), keep, learning);
+                if learning {
                     l.learn(method.effects());
                 }
             }
