@@ -55,11 +55,16 @@ pub(super) struct Listings {
 
 impl Listings {
     pub(super) fn new(exec: &Executor) -> Self {
+        Self::after_writes(exec.device_writes())
+    }
+
+    /// No list kept, nothing learned, `writes` device writes seen.
+    fn after_writes(writes: u64) -> Self {
         Listings {
             current: 0,
             used: 0,
             parity: [0; MAX_CLASSES],
-            writes: exec.device_writes(),
+            writes,
             ranked: None,
             unlistable: 0,
             noted: 0,
@@ -171,17 +176,7 @@ mod tests {
     /// listable with another class's listing; forgetting the lists forgets them too.
     #[test]
     fn also_listable_are_stale_used_classes_the_launch_leaves_alone() {
-        let mut l = Listings {
-            current: 0,
-            used: 0,
-            parity: [0; MAX_CLASSES],
-            writes: 0,
-            ranked: None,
-            unlistable: 0,
-            noted: 0,
-            unused: 0,
-            wasted: 0,
-        };
+        let mut l = Listings::after_writes(0);
         assert_eq!(l.also_listable(0), 0, "no class was listed yet");
         l.listed(0, 1);
         l.listed(2, 0);
@@ -200,17 +195,7 @@ mod tests {
     /// freed them without creating any; forgetting the lists keeps what was learned.
     #[test]
     fn frees_keep_lists_noted_for_classes_freed_without_creating() {
-        let mut l = Listings {
-            current: 0,
-            used: 0,
-            parity: [0; MAX_CLASSES],
-            writes: 0,
-            ranked: None,
-            unlistable: 0,
-            noted: 0,
-            unused: 0,
-            wasted: 0,
-        };
+        let mut l = Listings::after_writes(0);
         let frees = Effects { creates: 0, frees: 1 << 1 | 1 << 2 };
         l.listed(1, 0);
         l.listed(2, 0);
@@ -236,17 +221,7 @@ mod tests {
     /// so again; a kept list that is visited first stays in use.
     #[test]
     fn lists_kept_in_vain_are_not_kept_again() {
-        let mut l = Listings {
-            current: 0,
-            used: 0,
-            parity: [0; MAX_CLASSES],
-            writes: 0,
-            ranked: None,
-            unlistable: 0,
-            noted: 0,
-            unused: 0,
-            wasted: 0,
-        };
+        let mut l = Listings::after_writes(0);
         let frees = Effects { creates: 0, frees: 1 << 1 | 1 << 2 };
         let creates = Effects { creates: 1 << 1 | 1 << 2, frees: 0 };
         l.learn(frees);
