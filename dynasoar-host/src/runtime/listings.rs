@@ -110,7 +110,7 @@ impl Listings {
 
     /// A launch with `effects` ran (not captured): the classes it frees without creating any
     /// are unlistable from now on, unless a list of theirs was kept in vain before.
-    pub(super) fn learn(&mut self, effects: Effects) {
+    fn learn(&mut self, effects: Effects) {
         self.unlistable |= effects.frees & !effects.creates & u32::MAX as u64 & !self.wasted;
     }
 
@@ -134,16 +134,19 @@ impl Listings {
         (self.current & self.noted & effects.frees & !effects.creates) as u32
     }
 
-    /// A launch may have created or freed objects of `classes` (bits by type id): their lists
-    /// are no longer right, but for those of `kept`, which its frees kept right (see
-    /// [`keepable`](Self::keepable)). The ranked list holds objects, so any change spoils it.
-    /// If `learning` (the launch is not captured), a kept list that goes out of date before a
-    /// do-all visited it marks its class [`wasted`](Self::wasted).
-    pub(super) fn changed(&mut self, classes: u64, kept: u32, learning: bool) {
+    /// A launch with `effects` may have created or freed objects of the classes it changes:
+    /// their lists are no longer right, but for those of `kept`, which its frees kept right
+    /// (see [`keepable`](Self::keepable)). The ranked list holds objects, so any change spoils
+    /// it. If `learning` (the launch is not captured), a kept list that goes out of date before
+    /// a do-all visited it marks its class [`wasted`](Self::wasted), and then the launch's
+    /// frees are learned ([`learn`](Self::learn)).
+    pub(super) fn changed(&mut self, effects: Effects, kept: u32, learning: bool) {
+        let classes = effects.changed();
         let (kept, spoilt) = (kept as u64, classes & !(kept as u64));
         if learning {
             self.wasted |= spoilt & self.current & self.unused;
             self.unlistable &= !self.wasted;
+            self.learn(effects);
         }
         self.unused = self.unused & !spoilt | kept;
         self.current &= !spoilt;
@@ -181,7 +184,8 @@ mod tests {
         l.listed(0, 1);
         l.listed(2, 0);
         assert_eq!(l.also_listable(0), 0, "both lists are right");
-        l.changed(1 << 0 | 1 << 2 | 1 << 3, 0, true);
+        let mask = 1 << 0 | 1 << 2 | 1 << 3;
+        l.changed(Effects { creates: mask, frees: mask }, 0, true);
         assert_eq!(l.also_listable(0), 1 << 0 | 1 << 2, "class 3 was never listed");
         assert_eq!(l.also_listable(1 << 2), 1 << 0, "a launch that changes class 2 would spoil its list");
         l.listed(0, 0);
@@ -207,7 +211,7 @@ mod tests {
         l.listed(1, 1);
         assert_eq!(l.keepable(frees), 1 << 1, "class 2's list was made before");
         assert_eq!(l.keepable(Effects { creates: 1 << 1, frees: 1 << 1 }), 0, "a launch creating class 1");
-        l.changed(frees.changed(), l.keepable(frees), true);
+        l.changed(frees, l.keepable(frees), true);
         assert_eq!(l.kept(1), Some(1), "kept through the frees");
         assert_eq!(l.kept(2), None);
         l.forget();
@@ -229,18 +233,18 @@ mod tests {
         l.listed(2, 0);
         let keep = l.keepable(frees);
         assert_eq!(keep, 1 << 1 | 1 << 2);
-        l.changed(frees.changed(), keep, true);
+        l.changed(frees, keep, true);
         // Class 1 is visited before the classes are created again, class 2 is not.
         l.visited(1);
-        l.changed(creates.changed(), 0, true);
+        l.changed(creates, 0, true);
         assert_eq!(l.unlistable(), 1 << 1, "class 2's kept list was not used");
         l.learn(frees);
         assert_eq!(l.unlistable(), 1 << 1, "and is not learned again");
         // Not learned while capturing.
         l.listed(1, 1);
         let keep = l.keepable(frees);
-        l.changed(frees.changed(), keep, false);
-        l.changed(creates.changed(), 0, false);
+        l.changed(frees, keep, false);
+        l.changed(creates, 0, false);
         assert_eq!(l.unlistable(), 1 << 1);
     }
 }

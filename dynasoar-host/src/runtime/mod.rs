@@ -258,10 +258,7 @@ impl<A: AllocatorSpec> Runtime<A> {
             if let Some(l) = &mut listings {
                 let learning = self.store.unlists() && !self.exec.capturing();
                 l.visited(id);
-                l.changed(method.effects().changed(), keep, learning);
-                if learning {
-                    l.learn(method.effects());
-                }
+                l.changed(method.effects(), keep, learning);
             }
         }
         if let Some(l) = &mut listings {
