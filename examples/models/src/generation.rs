@@ -320,7 +320,7 @@ impl Alive {
 
     /// Phase 4: a new cell creates candidates in its empty neighbour cells; a dying cell
     /// becomes a candidate in the first dying state.
-    #[parallel(creates(Candidate), frees(Alive))]
+    #[parallel]
     pub fn update(this: Obj<Self>, dev: &Device<GenerationHeap>, world: World) {
         let action = this.action();
         if action == action::NONE {
@@ -376,7 +376,7 @@ impl Candidate {
     }
 
     /// Phase 3: come alive, or vanish (dying candidates have no action).
-    #[parallel(creates(Alive), frees(Candidate))]
+    #[parallel]
     pub fn update(this: Obj<Self>, dev: &Device<GenerationHeap>, world: World) {
         let action = this.action();
         if action == action::NONE {
