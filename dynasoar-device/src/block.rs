@@ -37,12 +37,9 @@ pub struct BlockHeader {
     /// Type id of the block's class while it is allocated.
     pub type_id: Atomic32,
     /// The block's entry in its class's enumeration list, written by each enumeration that
-    /// notes its entries: where a free that keeps the list right clears the object's bit
-    /// ([`Heap::unlist`](crate::heap::Heap::unlist)) and a creation that keeps it right sets
-    /// it ([`Heap::enlist`](crate::heap::Heap::enlist), which appends an entry for a block that
-    /// has none, flagged [`APPENDED`]). Meaningful only while that list is the class's current
-    /// one and was made noting its entries. [`NOT_LISTED`] in a block that no list of its
-    /// present life holds: set with the heap and when the block is freed.
+    /// lists it: where a free that keeps the list right clears the object's bit
+    /// ([`Heap::unlist`](crate::heap::Heap::unlist)). Meaningful only while that list is the
+    /// class's current one; nothing else reads or resets it.
     pub listed_at: Atomic32,
     /// Bit `i` clear iff slot `i` is reserved for a run (see the allocator's `runs`) and not yet
     /// handed out: such a slot is set in `alloc` but holds no object. So the block's objects
@@ -57,18 +54,6 @@ pub struct BlockHeader {
 
 #[cfg(not(loom))]
 const _: () = assert!(core::mem::size_of::<BlockHeader>() as u64 == HEADER_BYTES);
-
-/// [`BlockHeader::listed_at`] of a block that no enumeration list of its present life holds.
-pub const NOT_LISTED: u32 = u32::MAX;
-
-/// [`BlockHeader::listed_at`] while a thread appends the block's entry to its class's list
-/// ([`Heap::enlist`](crate::heap::Heap::enlist)); others wait for the entry.
-pub const LISTING: u32 = u32::MAX - 1;
-
-/// Flag of a [`BlockHeader::listed_at`] entry that a launch appended (not an enumeration): its
-/// snapshot may have been written in the same launch, so a creation that sets a bit in it
-/// first acquires what the appender released.
-pub const APPENDED: u32 = 1 << 31;
 
 /// Bits of the allocation bitmap that never hold objects for a class with `objects` per block.
 #[inline(always)]
@@ -101,7 +86,7 @@ impl BlockHeader {
         BlockHeader {
             alloc: Atomic64::new(alloc),
             type_id: Atomic32::new(type_id),
-            listed_at: Atomic32::new(NOT_LISTED),
+            listed_at: Atomic32::new(0),
             handed: Atomic64::new(u64::MAX),
         }
     }
@@ -111,7 +96,7 @@ impl BlockHeader {
         BlockHeader {
             alloc: Atomic64::new(0),
             type_id: Atomic32::new(0),
-            listed_at: Atomic32::new(NOT_LISTED),
+            listed_at: Atomic32::new(0),
             handed: Atomic64::new(0),
         }
     }

@@ -64,9 +64,6 @@ pub struct Device<A: AllocatorSpec> {
     /// Classes (bits by type id) whose current enumeration lists this launch's frees keep
     /// right ([`ObjectStore::unlist`](crate::store::ObjectStore)); 0 outside do-alls.
     keep: u32,
-    /// Classes (bits by type id) whose current enumeration lists this launch's creations keep
-    /// right ([`ObjectStore::enlist`](crate::store::ObjectStore)); 0 outside do-alls.
-    enlist: u32,
     _alloc: PhantomData<fn() -> A>,
 }
 
@@ -130,7 +127,6 @@ impl<A: AllocatorSpec> Device<A> {
             split: Lanes::ONE,
             ranked: 0,
             keep: 0,
-            enlist: 0,
             _alloc: PhantomData,
         }
     }
@@ -179,15 +175,6 @@ impl<A: AllocatorSpec> Device<A> {
     #[inline(always)]
     pub fn keeping(self, keep: u32) -> Self {
         Device { keep, ..self }
-    }
-
-    /// This context, in a do-all launch whose creations keep the current enumeration lists of
-    /// the classes `enlist` right (bits by type id, from
-    /// [`DoParams::enlist`](crate::launch::DoParams)).
-    #[doc(hidden)]
-    #[inline(always)]
-    pub fn enlisting(self, enlist: u32) -> Self {
-        Device { enlist, ..self }
     }
 
     /// This context, for a `parallel_do` method over the classes `iterated` running on the
@@ -240,12 +227,6 @@ impl<A: AllocatorSpec> Device<A> {
             return None;
         }
         let raw = self.store.make_new::<T>(&value)?;
-        // Lists of classes the launch creates and frees none of (constants of a do-all kernel,
-        // so that kernels whose methods free what they create carry no code for it).
-        let enlist = self.enlist & (self.effects.creates & !self.effects.frees) as u32;
-        if T::TYPE_ID < 32 && enlist >> T::TYPE_ID & 1 != 0 {
-            self.store.enlist(raw);
-        }
         // SAFETY: a fresh object of class `T` (the store's contract).
         Some(unsafe { Obj::from_raw(raw) })
     }

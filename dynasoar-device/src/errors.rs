@@ -28,7 +28,3 @@ pub const WRONG_HEAP: u32 = 1 << 7;
 /// group (an allocator fault, not a lack of memory): the lane got no object, and the heap's
 /// `coalescing_misses` counts it.
 pub const SKIPPED_LANE: u32 = 1 << 8;
-/// A creation that keeps its class's enumeration list right found no room in the list for its
-/// block's entry (an allocator fault: a list holds each block once and has room for every
-/// block of the heap); the object is missing from the list.
-pub const LIST_FULL: u32 = 1 << 9;

@@ -57,11 +57,6 @@ pub struct DoParams<Arg> {
     /// frees keep right ([`Device::free`](crate::Device::free)), so that the host need not
     /// list them again after it: 0 where the host does not keep lists through frees.
     pub keep: u32,
-    /// Classes (bits by type id, ids below 32) whose current enumeration lists the launch's
-    /// creations keep right ([`Device::make_new`](crate::Device::make_new)): 0 where the host
-    /// does not keep lists through creations.
-    pub enlist: u32,
-    pub _reserved: u32,
     /// A launch of a method with lanes: the store's ranked list of the class (the heap's:
     /// `heap::ranked`), or null.
     pub ranked: RankedPtr,

@@ -101,13 +101,6 @@ pub unsafe trait ObjectStore: Copy + 'static {
     #[inline(always)]
     fn unlist(&self, _raw: RawHandle) {}
 
-    /// After `raw` was created: keep its class's current enumeration list right with it (see
-    /// [`Heap::enlist`]). Only for classes whose list the host keeps through creations
-    /// ([`DoParams::enlist`](crate::launch::DoParams)); a store that lists no classes does
-    /// nothing.
-    #[inline(always)]
-    fn enlist(&self, _raw: RawHandle) {}
-
     /// Call `f` on every object of concrete class `class`, in this thread (`device_do`).
     /// `shape` is what the caller's allocator fixes of the class's blocks (see [`ClassShape`];
     /// [`ClassShape::UNKNOWN`] where nothing is), which a store may use in place of reading it.
@@ -225,11 +218,6 @@ unsafe impl ObjectStore for Heap<'static> {
     #[inline(always)]
     fn unlist(&self, raw: RawHandle) {
         Heap::unlist(self, raw);
-    }
-
-    #[inline(always)]
-    fn enlist(&self, raw: RawHandle) {
-        Heap::enlist(self, raw);
     }
 
     #[inline(always)]
@@ -351,11 +339,6 @@ unsafe impl<A: ObjectStore, B: ObjectStore> ObjectStore for Either<A, B> {
     #[inline(always)]
     fn unlist(&self, raw: RawHandle) {
         either!(self, s => s.unlist(raw))
-    }
-
-    #[inline(always)]
-    fn enlist(&self, raw: RawHandle) {
-        either!(self, s => s.enlist(raw))
     }
 
     #[inline(always)]

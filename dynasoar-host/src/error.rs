@@ -138,16 +138,6 @@ pub enum Error {
     )]
     SkippedLane { kernels: KernelNames },
 
-    /// A creation that keeps its class's enumeration list right found no room in the list for
-    /// its block (an allocator fault: a list holds each block once, and has room for every
-    /// block of the heap). The object is missing from the list.
-    #[error(
-        "kernel {kernels}: a creation found no room for its block in its class's enumeration \
-         list, so the object is missing from the next parallel_do (an allocator fault, please \
-         report it with the model and its sizes)"
-    )]
-    ListFull { kernels: KernelNames },
-
     /// An operation that needs the device's work to have run (a synchronisation, a copy, a
     /// read, a timing marker) was asked for while launches were being captured into a step
     /// graph ([`Runtime::capture`](crate::Runtime::capture)).

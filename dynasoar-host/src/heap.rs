@@ -424,9 +424,6 @@ impl DeviceHeap {
         if state.errors & errors::SKIPPED_LANE != 0 {
             return Err(Error::SkippedLane { kernels });
         }
-        if state.errors & errors::LIST_FULL != 0 {
-            return Err(Error::ListFull { kernels });
-        }
         if state.errors & errors::OUT_OF_MEMORY != 0 {
             return Err(self.out_of_memory(kernels, state));
         }

@@ -134,10 +134,9 @@ pub trait HostStore: Send + Sync + Any {
         false
     }
 
-    /// Whether a do-all's frees and creations can keep a class's current list right (the
-    /// device store's `ObjectStore::unlist` and `enlist`, asked for with `DoParams::keep` and
-    /// `enlist`), so that a launch that only frees objects of a class, or only creates them
-    /// without visiting them, leaves its list current.
+    /// Whether a do-all's frees can keep a class's current list right (the device store's
+    /// `ObjectStore::unlist`, asked for with `DoParams::keep`), so that a launch that only
+    /// frees objects of a class leaves its list current.
     fn unlists(&self) -> bool {
         false
     }

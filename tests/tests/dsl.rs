@@ -489,25 +489,29 @@ fn stale_lists_made_together_on_gpu() {
     stale_lists_made_together(Backend::Cuda, "stale_lists_made_together_on_gpu");
 }
 
-/// The totals `Animal::tally` fills; the first counts the animals it visits.
-const TALLY: [dynasoar::host::Total; 7] = {
-    use dynasoar::host::Total;
-    [Total::Count, Total::SumU64, Total::MinI64, Total::MaxI64, Total::MaxF64, Total::SumF64, Total::MinF64]
-};
-
 /// A launch that frees objects of a class and creates none keeps the class's list right as it
 /// frees (each free clears its object's bit in the list), once the runtime has seen a method
 /// that does so and its listings note their entries: the next do-alls over the class list
 /// nothing and visit the survivors only. Without the frees' upkeep the cats would be listed
 /// again; with a list kept but not kept right, the tally would count the freed cats.
 fn frees_keep_lists(backend: Backend, test: &str) {
-    use dynasoar::host::TotalValue;
+    use dynasoar::host::{Total, TotalValue};
     if backend == Backend::Cuda && gpu_executor(test).is_none() {
         return;
     }
     let rt = profiled_zoo(backend, test, true);
     rt.parallel_new(Registry::create, 1).unwrap();
-    let totals = rt.totals(&TALLY).unwrap();
+    // `tally` fills seven totals; the first counts the animals it visits.
+    let kinds = [
+        Total::Count,
+        Total::SumU64,
+        Total::MinI64,
+        Total::MaxI64,
+        Total::MaxF64,
+        Total::SumF64,
+        Total::MinF64,
+    ];
+    let totals = rt.totals(&kinds).unwrap();
     // First batch: the odd cats leave (declared `frees(Cat)`); the runtime learns that cats'
     // lists can be kept through such launches.
     rt.parallel_do_with(Registry::populate, 40u32).unwrap();
@@ -542,57 +546,6 @@ fn frees_keep_lists_on_gpu() {
     frees_keep_lists(Backend::Cuda, "frees_keep_lists_on_gpu");
 }
 
-/// A launch over one class that creates objects of another (declared `creates(Cat)`) keeps
-/// the created class's list right, once the runtime has learnt that it does so and its listings
-/// note their entries, also after launches whose frees kept it: the next do-alls list nothing
-/// and visit the new objects too. Without the creations' upkeep the cats would be listed again;
-/// with a list kept but not kept right, the second litter would not be visited.
-fn creations_keep_lists(backend: Backend, test: &str) {
-    use dynasoar::host::TotalValue;
-    if backend == Backend::Cuda && gpu_executor(test).is_none() {
-        return;
-    }
-    let rt = profiled_zoo(backend, test, true);
-    rt.parallel_new(Registry::create, 1).unwrap();
-    let totals = rt.totals(&TALLY).unwrap();
-    rt.parallel_do_with(Registry::populate, 40u32).unwrap();
-    // The first litter: the runtime learns that cats' lists can be kept through such launches,
-    // and the next listing notes the cats' entries.
-    rt.parallel_do_with(Dog::adopt_kitten_if_even, 300_000u32).unwrap();
-    rt.parallel_do(Animal::tick).unwrap();
-    rt.parallel_do(Cat::leave_if_odd_declared).unwrap();
-    let listed = (enumerations(&rt, "Cat"), enumerations(&rt, "Dog"));
-    // The second litter, into the list the frees kept.
-    rt.parallel_do_with(Dog::adopt_kitten_if_even, 400_000u32).unwrap();
-    rt.parallel_do(Animal::tick).unwrap();
-    rt.parallel_do_with(Animal::tally, totals.device()).unwrap();
-    assert_eq!((enumerations(&rt, "Cat"), enumerations(&rt, "Dog")), listed, "{test}: listed again");
-    assert_eq!(
-        rt.read_totals(&totals).unwrap()[0],
-        TotalValue::U64(20 + 2 * 20 + 40),
-        "{test}: animals tallied"
-    );
-    let even = || (0..40).step_by(2);
-    let mut want: Vec<(u32, u32)> = even()
-        .chain(even().map(|i| 301_000 + i))
-        .chain(1000..1040)
-        .map(|id| (id, 2))
-        .chain(even().map(|i| (401_000 + i, 1)))
-        .collect();
-    want.sort();
-    assert_eq!(animal_ticks(&rt), want, "{test}");
-}
-
-#[test]
-fn creations_keep_lists_on_cpu() {
-    creations_keep_lists(Backend::Cpu, "creations_keep_lists_on_cpu");
-}
-
-#[test]
-fn creations_keep_lists_on_gpu() {
-    creations_keep_lists(Backend::Cuda, "creations_keep_lists_on_gpu");
-}
-
 /// A method that creates or frees objects of a class it did not declare is refused: nothing
 /// is created, and the runtime reports which kernel did it.
 #[test]
@@ -625,8 +578,6 @@ fn a_do_all_launched_with_a_bad_grid_is_reported() {
         objects_per_block: cat.objects_per_block,
         parity,
         keep: 0,
-        enlist: 0,
-        _reserved: 0,
         ranked: dynasoar::DevPtr::null(),
         arg: (),
     };

@@ -135,9 +135,6 @@ pub trait BlockStore {
     ///
     /// [`class_flags`]: BlockStore::class_flags
     fn class_changed(&self, _class: u8, _seen: u32) {}
-    /// `block` of `class` is being freed: it leaves its entry of the class's enumeration list
-    /// (see `Heap::forget_entry`); nothing where the store keeps no lists.
-    fn forget_entry(&self, _block: &BlockHeader, _class: u8) {}
 }
 
 #[cfg(not(loom))]
@@ -236,10 +233,6 @@ impl BlockStore for Heap<'_> {
     #[inline(always)]
     fn class_changed(&self, class: u8, seen: u32) {
         self.mark_changed(class, seen);
-    }
-    #[inline(always)]
-    fn forget_entry(&self, block: &BlockHeader, class: u8) {
-        Heap::forget_entry(self, block, class);
     }
     #[inline(always)]
     fn raise(&self, error: u32) {
@@ -852,7 +845,6 @@ fn release_slots<S: BlockStore>(
     if release.emptied && block.invalidate(preset, deactivate) {
         deactivate();
         store.allocated(type_id).clear(index);
-        store.forget_entry(block, type_id);
         // Acquire: pairs with the releases before the frees and run releases whose bitmap
         // writes our invalidation read, so that the bits they set in `handed` come before our
         // reset (a free block hands out nothing, see `BlockHeader::handed`).

@@ -59,9 +59,7 @@ pub fn heap_init(p: InitParams) {
     }
     let mut block = arch::global_thread_id() as u64;
     while block < c.num_blocks {
-        let header = heap.block(block);
-        header.handed.store(0);
-        header.listed_at.store(crate::block::NOT_LISTED);
+        heap.block(block).handed.store(0);
         block += stride;
     }
     for class in 0..c.num_classes as u8 {
@@ -81,8 +79,6 @@ pub fn heap_init(p: InitParams) {
         for counter in heap.enum_container_counters(threads as u8) {
             counter.store(0);
         }
-        heap.enum_current(threads as u8).store(0);
-        heap.enum_dead_count(threads as u8).store(0);
         heap.enum_changed(threads as u8).store(crate::heap::CHANGED_BOTH);
     }
     if threads == 0 {
@@ -146,12 +142,6 @@ fn begin_enumeration(heap: &Heap<'_>, class: u8, parity: usize, notes: bool) -> 
     let unchanged = changed.load() & (1 << parity) == 0 && (was_noted || !notes);
     if arch::global_thread_id() == 0 {
         noted[parity].store(if unchanged { was_noted } else { notes } as u32);
-        // The list of this parity is the class's current one, where creations that keep it
-        // right append (`Heap::enlist`); a new list has no dead entries yet.
-        heap.enum_current(class).store(parity as u32);
-        if !unchanged {
-            heap.enum_dead_count(class).store(0);
-        }
         // Only bit `parity` is read in this kernel (see `Heap::enum_changed`).
         changed.fetch_and(!(1u32 << (1 - parity)));
         if unchanged {
@@ -555,7 +545,6 @@ mod tests {
 
     use super::*;
     use crate::arch::{LaunchCoords, with_launch_coords};
-    use crate::block::{APPENDED, NOT_LISTED};
     use crate::heap::ranked::{
         RankParams, RankedHeader, heap_rank_count, heap_rank_scan, heap_rank_write, ranked_words,
     };
@@ -788,98 +777,6 @@ mod tests {
                 assert_eq!(kept, now, "{form:?}, class {class}");
                 assert!(kept.iter().any(|&(_, objects)| objects == 0), "some blocks were emptied");
                 assert_ne!(kept, before, "objects were freed");
-            }
-        }
-    }
-
-    /// `Heap::enlist` sets a created object's bit in its block's entry of the current list,
-    /// appending an entry for a block the list does not hold, and taking the entries of blocks
-    /// freed since (`Heap::forget_entry`, on the free path) before new ones: the list then
-    /// holds each of the class's blocks once, with what an enumeration would list, and grows
-    /// only by the blocks opened beyond those freed. `Heap::unlist` keeps it right afterwards.
-    #[test]
-    fn enlist_sets_the_created_objects_bits_in_the_current_list() {
-        use crate::handle::RawHandle;
-        for form in [Form::Flat, Form::Hierarchical] {
-            let mut heap = TestHeap::new(700);
-            let mut rng = Rng::new(47, 1);
-            for i in 0..600 {
-                if rng.below(3) != 0 {
-                    heap.allocate((i % 2) as u8, i, rng.next_u64() | 1, 0);
-                }
-            }
-            for class in [0u8, 1] {
-                let n = CLASSES[class as usize];
-                let valid = !preset_mask(n);
-                let before = heap.enumerate(class, form, 3, 64);
-                let parity = heap.parity[class as usize] ^ 1;
-                let h = heap.heap();
-                let count = || h.enum_counters(class)[parity as usize].load();
-                let listed = count();
-                // A launch that frees: every object of every fifth block (through the
-                // allocator's free, which frees the emptied blocks), unlisting each.
-                let mut emptied = 0;
-                for &(index, objects) in before.iter().filter(|&&(index, _)| index % 5 == 0) {
-                    // As the allocator leaves it: a block with room is active.
-                    if h.block(index as u64).alloc.load() != u64::MAX {
-                        h.active(class).set(index as u64);
-                    }
-                    let mut bits = objects;
-                    while bits != 0 {
-                        let slot = bits.trailing_zeros();
-                        bits &= bits - 1;
-                        let raw = RawHandle::new(h.block_addr(index as u64), slot, n, class);
-                        h.unlist(raw);
-                        h.free_untyped(raw);
-                    }
-                    assert!(h.free_blocks().get(index as u64), "block {index} freed");
-                    assert_eq!(h.block(index as u64).listed_at.load(), NOT_LISTED);
-                    emptied += 1;
-                }
-                assert!(emptied > 3);
-                assert_eq!(h.enum_dead_count(class).load(), emptied, "each freed block left its entry");
-                // A launch that creates: objects in listed blocks with room, and in blocks new to
-                // the class (twice as many as were freed), enlisting each.
-                let create = |index: u64, slots: u64| {
-                    let block = h.block(index);
-                    let mut bits = slots & valid & !block.alloc.load();
-                    block.alloc.fetch_or(bits);
-                    while bits != 0 {
-                        let slot = bits.trailing_zeros();
-                        bits &= bits - 1;
-                        h.enlist(RawHandle::new(h.block_addr(index), slot, n, class));
-                    }
-                };
-                for &(index, _) in before.iter().filter(|&&(index, _)| index % 5 != 0 && index % 3 == 0) {
-                    create(index as u64, rng.next_u64());
-                }
-                let fresh: Vec<u64> =
-                    (600..700).filter(|i| i % 2 == class as u64).take(2 * emptied as usize).collect();
-                for &index in &fresh {
-                    heap.allocate(class, index, 0, 0);
-                    create(index, rng.next_u64() | 1 << 3);
-                    assert_ne!(h.block(index).listed_at.load() & APPENDED, 0, "block {index} appended");
-                }
-                assert_eq!(h.enum_dead_count(class).load() as i32, 0, "the dead entries were taken first");
-                assert_eq!(count(), listed + fresh.len() as u32 - emptied, "then new ones");
-                // Free some objects of the appended blocks in a later launch.
-                for &index in &fresh[..3] {
-                    let slot = 3;
-                    h.unlist(RawHandle::new(h.block_addr(index), slot, n, class));
-                    h.block(index).alloc.fetch_and(!(1u64 << slot));
-                }
-                // The list: each block of the class once, with its objects; the dead entries
-                // left (none here) hold no object.
-                let entries = heap.listing_unnoted(class, parity);
-                let mut live: Vec<(u32, u64)> =
-                    entries.iter().copied().filter(|&(_, objects)| objects != 0).collect();
-                live.sort_unstable();
-                let want: Vec<(u32, u64)> =
-                    expected(&heap, class).into_iter().filter(|&(_, objects)| objects != 0).collect();
-                assert_eq!(live, want, "{form:?}, class {class}");
-                let mut blocks: Vec<u32> = entries.iter().map(|&(index, _)| index).collect();
-                blocks.dedup();
-                assert_eq!(blocks.len(), entries.len(), "{form:?}, class {class}: a block listed twice");
             }
         }
     }

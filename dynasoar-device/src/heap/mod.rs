@@ -19,11 +19,11 @@ pub(crate) mod listed;
 pub mod ranked;
 
 use crate::arch::{
-    self, Backoff,
+    self,
     atomic::{Atomic32, Atomic64},
 };
 use crate::bitmap::{Bitmap, BitmapGeometry};
-use crate::block::{APPENDED, BLOCK_ALIGN, BlockHeader, DATA_OFFSET, LISTING, NOT_LISTED};
+use crate::block::{BLOCK_ALIGN, BlockHeader, DATA_OFFSET};
 use crate::handle::{ADDRESS_LIMIT, RawHandle};
 
 /// Classes a heap can hold.
@@ -162,10 +162,8 @@ const _: () = assert!(core::mem::size_of::<HeapHeader>() <= 4096);
 /// then listed level-0 containers), then the indices of the class's allocated blocks (paper's
 /// `R`, Figure 8), then for each listed block the snapshot of its allocation bitmap taken at
 /// enumeration (the paper's iteration bitmap): the objects that existed at launch, which are
-/// the ones a do-all visits; then the indices of the class's non-empty level-0 containers
-/// that the hierarchical enumeration lists on its way to the blocks (Alg. 5's `selected`);
-/// last, the entries of the current list whose blocks were freed since it was made (dead
-/// entries, which `Heap::enlist` reuses for new blocks before it appends).
+/// the ones a do-all visits; last, the indices of the class's non-empty level-0 containers
+/// that the hierarchical enumeration lists on its way to the blocks (Alg. 5's `selected`).
 const ENUM_HEADER_BYTES: u64 = 64;
 
 /// Byte offset of the container counters in an enumeration area (after the block counters).
@@ -174,23 +172,12 @@ const ENUM_CONTAINER_COUNTERS: u64 = 8;
 /// Byte offset of the noted flags in an enumeration area (after the container counters).
 const ENUM_NOTED: u64 = 16;
 
-/// Byte offset of the current list's parity in an enumeration area (after the noted flags).
-const ENUM_CURRENT: u64 = 24;
-
-/// Byte offset of the count of dead entries in an enumeration area (after the parity).
-const ENUM_DEAD_COUNT: u64 = 28;
-
 /// Both change flags of a class (see [`Heap::enum_changed`]).
 pub const CHANGED_BOTH: u32 = 0b11;
 
 /// Bytes of a class's enumeration area for `m` blocks: header, indices, snapshots, container
-/// indices, dead entries.
+/// indices.
 const fn enum_area_bytes(m: u64) -> u64 {
-    enum_dead_offset(m) + align_up(4 * m, 256)
-}
-
-/// Byte offset of the dead entries in an enumeration area for `m` blocks.
-const fn enum_dead_offset(m: u64) -> u64 {
     enum_snapshots_offset(m) + align_up(8 * m, 256) + align_up(4 * m.div_ceil(64), 256)
 }
 
@@ -364,12 +351,6 @@ impl HeapConfig {
         self.enum_snapshots_addr(class) + align_up(8 * self.num_blocks, 256)
     }
 
-    /// Address of `class`'s dead entries (`num_blocks` of room; see [`Heap::enlist`]).
-    #[inline(always)]
-    pub fn enum_dead_addr(&self, class: u8) -> u64 {
-        self.enum_area(class) + enum_dead_offset(self.num_blocks)
-    }
-
     /// The same configuration for a copy of the heap at `base`.
     pub fn rebased(&self, base: u64) -> HeapConfig {
         let delta = base.wrapping_sub(self.base);
@@ -521,34 +502,6 @@ impl<'a> Heap<'a> {
         unsafe { &*(at as usize as *const [Atomic32; 2]) }
     }
 
-    /// The parity of `class`'s current list (the counter that counts it), written by each
-    /// enumeration: where [`enlist`](Self::enlist) appends.
-    #[inline(always)]
-    pub fn enum_current(&self, class: u8) -> &'a Atomic32 {
-        let at = self.config().enum_area(class) + ENUM_CURRENT;
-        // SAFETY: the header of `class`'s enumeration area has room for the word
-        // (`ENUM_HEADER_BYTES`), 4-byte aligned.
-        unsafe { &*(at as usize as *const Atomic32) }
-    }
-
-    /// How many dead entries of `class`'s current list are stacked in
-    /// [`enum_dead`](Self::enum_dead) (as an `i32`: pops may take it below zero for a moment).
-    /// Zeroed by each enumeration that lists anew.
-    #[inline(always)]
-    pub fn enum_dead_count(&self, class: u8) -> &'a Atomic32 {
-        let at = self.config().enum_area(class) + ENUM_DEAD_COUNT;
-        // SAFETY: as for `enum_current`.
-        unsafe { &*(at as usize as *const Atomic32) }
-    }
-
-    /// The stack of dead entries of `class`'s current list: entries whose blocks were freed
-    /// since the list was made ([`forget_entry`](Self::forget_entry)), so that the list's
-    /// snapshots there hold no objects.
-    #[inline(always)]
-    pub fn enum_dead(&self, class: u8) -> *mut u32 {
-        self.config().enum_dead_addr(class) as usize as *mut u32
-    }
-
     /// The change flags of `class`: bit `p` is set when objects of the class were allocated or
     /// freed since the enumeration before the last one of parity `p` cleared it. An
     /// enumeration of parity `p` reads bit `p` (if it is clear, nothing changed since the
@@ -598,113 +551,11 @@ impl<'a> Heap<'a> {
     /// it was.
     #[inline(always)]
     pub fn unlist(&self, raw: RawHandle) {
-        let at = block_at(raw.block_addr()).listed_at.load() & !APPENDED;
+        let at = block_at(raw.block_addr()).listed_at.load();
         if (at as u64) < self.config().num_blocks {
             // SAFETY: the snapshots have room for `num_blocks` aligned entries.
             let word = unsafe { Atomic64::from_ptr(self.enum_snapshots(raw.type_id()).add(at as usize)) };
             word.fetch_and(!(1u64 << raw.slot()));
-        }
-    }
-
-    /// Keep the current enumeration list of `raw`'s class right as `raw` is created: set the
-    /// object's bit in the snapshot of its block's entry. The host asks for this only in a
-    /// launch that frees no object of the class and visits none, and only while the class's
-    /// list is the one the last enumeration made, noting its entries (then each block of the
-    /// class has its entry noted in `listed_at`, or is [`NOT_LISTED`] because it was opened
-    /// since), so that the next do-all over the class needs no enumeration: it visits the
-    /// list's objects and those created since.
-    ///
-    /// A block that has no entry gets one: the first thread to create an object there claims
-    /// the block (`NOT_LISTED` -> [`LISTING`]), takes a dead entry (one whose block was freed
-    /// since, [`forget_entry`](Self::forget_entry)) or else the next entry of the list, writes
-    /// the block's index and its object's bit there, and then notes the entry, flagged
-    /// [`APPENDED`]; threads that find the block claimed wait for the note. A list so holds
-    /// each block once, and no more entries than the class has blocks and had freed since it
-    /// was made: an append takes a new entry only when no dead one is left, so the list's room
-    /// for every block of the heap suffices (else the launch raises [`errors::LIST_FULL`]).
-    ///
-    /// [`errors::LIST_FULL`]: crate::errors::LIST_FULL
-    #[inline(never)]
-    pub fn enlist(&self, raw: RawHandle) {
-        let class = raw.type_id();
-        let bit = 1u64 << raw.slot();
-        let block = block_at(raw.block_addr());
-        let room = self.config().num_blocks;
-        let snapshot = |entry: u32| {
-            // SAFETY: `entry < num_blocks` (checked by the callers), and the snapshots have
-            // room for `num_blocks` aligned entries.
-            unsafe { Atomic64::from_ptr(self.enum_snapshots(class).add(entry as usize)) }
-        };
-        let mut backoff = Backoff::new();
-        loop {
-            let at = block.listed_at.load();
-            if at == LISTING {
-                backoff.snooze();
-                continue;
-            }
-            if at != NOT_LISTED {
-                if at & APPENDED != 0 {
-                    // Acquire: pairs with the appender's release, so that its store of the
-                    // snapshot comes before this OR.
-                    arch::fence();
-                }
-                let entry = at & !APPENDED;
-                if (entry as u64) < room {
-                    snapshot(entry).reduce_or(bit);
-                }
-                return;
-            }
-            if block.listed_at.compare_exchange(NOT_LISTED, LISTING).is_err() {
-                continue;
-            }
-            let Some(entry) = self.take_entry(class) else {
-                block.listed_at.store(NOT_LISTED);
-                self.raise(crate::errors::LIST_FULL);
-                return;
-            };
-            let index = self.block_index(raw.block_addr(), self.config().block_bytes) as u32;
-            // SAFETY: `entry < num_blocks`, the list's room; this thread alone writes the entry
-            // (taken from the counter or the stack), which no thread reads in this launch.
-            unsafe { self.enum_list(class).add(entry as usize).write(index) };
-            snapshot(entry).store(bit);
-            // Release: the entry before the note that names it.
-            arch::fence();
-            block.listed_at.store(entry | APPENDED);
-            return;
-        }
-    }
-
-    /// An entry for a block new to `class`'s current list (see [`enlist`](Self::enlist)): a
-    /// dead one if any is left, else the next one of the list; `None` if the list is full.
-    #[inline(always)]
-    fn take_entry(&self, class: u8) -> Option<u32> {
-        let dead = self.enum_dead_count(class);
-        let left = dead.fetch_sub(1) as i32;
-        if left > 0 {
-            // SAFETY: `0 <= left - 1 < num_blocks` (see `forget_entry`); the stack's entries
-            // were written in earlier launches (no launch both pushes and pops them).
-            return Some(unsafe { self.enum_dead(class).add(left as usize - 1).read() });
-        }
-        dead.reduce_add(1);
-        let parity = (self.enum_current(class).load() & 1) as usize;
-        let entry = self.enum_counters(class)[parity].fetch_add(1);
-        ((entry as u64) < self.config().num_blocks).then_some(entry)
-    }
-
-    /// `block`, of `class`, is being freed (emptied by frees that kept the list right, if it is
-    /// the class's current one): it leaves its entry of the list, which holds no object now,
-    /// for [`enlist`](Self::enlist) to reuse for another block, and is [`NOT_LISTED`] from now
-    /// on. Called before the release that makes the block free.
-    #[inline(always)]
-    pub fn forget_entry(&self, block: &BlockHeader, class: u8) {
-        let at = block.listed_at.swap(NOT_LISTED);
-        let entry = at & !APPENDED;
-        if at < LISTING && (entry as u64) < self.config().num_blocks {
-            let slot = self.enum_dead_count(class).fetch_add(1);
-            if (slot as u64) < self.config().num_blocks {
-                // SAFETY: `slot < num_blocks`, the stack's room; this thread alone took it.
-                unsafe { self.enum_dead(class).add(slot as usize).write(entry) };
-            }
         }
     }
 

@@ -7,14 +7,12 @@ use dynasoar_device::heap::MAX_CLASSES;
 use crate::backend::Executor;
 
 /// Which classes' enumeration lists are still right, so that a `parallel_do` need not list
-/// them again: a list stays right until a launch that may create or free objects of its class
-/// where the store cannot keep the list right as it does (a method's
-/// [`Effects`](dynasoar_device::Effects); [`keepable`](Self::keepable),
-/// [`enlistable`](Self::enlistable)). Skipping the listing saves a launch; classes that never
-/// change (the cells of a grid) are then listed once, classes that only lose objects
-/// (structure's springs and nodes) are listed once while no launch creates any, and classes
-/// that launches over other classes create and launches over themselves free (traffic's cars,
-/// the Game of Life's cells) are listed once while each launch does only one of the two.
+/// them again: a list stays right until a launch that may create objects of its class, or
+/// free them where the store cannot keep the list right as it frees (a method's
+/// [`Effects`](dynasoar_device::Effects); [`keepable`](Self::keepable)). Skipping the listing
+/// saves a launch; classes that never change (the cells of a grid) are then listed once, and
+/// classes that only lose objects (structure's springs and nodes) are listed once while no
+/// launch creates any.
 ///
 /// A `parallel_do` that lists a class also lists, in the same launch where the store can
 /// ([`HostStore::list_several`](crate::store::HostStore::list_several)), the classes that do-alls
@@ -44,12 +42,7 @@ pub(super) struct Listings {
     /// methods run so far, kept when the lists are forgotten; not learned while a step is
     /// captured, so that both recordings of a step keep the same lists.
     unlistable: u64,
-    /// Classes that a launch of this runtime created without freeing any and without visiting
-    /// them (type ids below 32): their listings note what creations need to keep the lists
-    /// right, as for `unlistable`. Learned and kept as `unlistable` is.
-    enlistable: u64,
-    /// Classes whose current list was made noting its entries (of `unlistable` or
-    /// `enlistable` then).
+    /// Classes whose current list was made noting its entries (of `unlistable` then).
     noted: u64,
     /// Classes whose lists a launch kept through its frees and no do-all has visited since.
     unused: u64,
@@ -74,7 +67,6 @@ impl Listings {
             writes,
             ranked: None,
             unlistable: 0,
-            enlistable: 0,
             noted: 0,
             unused: 0,
             wasted: 0,
@@ -102,28 +94,24 @@ impl Listings {
         (self.current & (1 << class) != 0).then(|| self.parity[class as usize])
     }
 
-    /// `class` was listed with `parity`, noting its entries if it is one of
-    /// [`noting`](Self::noting).
+    /// `class` was listed with `parity`, noting its entries if it is
+    /// [`unlistable`](Self::unlistable).
     pub(super) fn listed(&mut self, class: u8, parity: u32) {
         self.current |= 1 << class;
         self.used |= 1 << class;
-        self.noted = self.noted & !(1 << class) | self.noting() & 1 << class;
+        self.noted = self.noted & !(1 << class) | self.unlistable & 1 << class;
         self.parity[class as usize] = parity;
     }
 
-    /// The classes whose listings note their entries (`HostStore::note_entries`): those whose
-    /// lists frees or creations may keep right.
-    pub(super) fn noting(&self) -> u64 {
-        self.unlistable | self.enlistable
+    /// The classes whose listings note their entries (`HostStore::note_entries`).
+    pub(super) fn unlistable(&self) -> u64 {
+        self.unlistable
     }
 
-    /// A launch with `effects` over the classes `visited` ran (not captured): the classes it
-    /// frees without creating any are unlistable from now on, and those it creates without
-    /// freeing or visiting any enlistable, unless a list of theirs was kept in vain before.
-    fn learn(&mut self, effects: Effects, visited: u64) {
-        let fresh = u32::MAX as u64 & !self.wasted;
-        self.unlistable |= effects.frees & !effects.creates & fresh;
-        self.enlistable |= effects.creates & !effects.frees & !visited & fresh;
+    /// A launch with `effects` ran (not captured): the classes it frees without creating any
+    /// are unlistable from now on, unless a list of theirs was kept in vain before.
+    fn learn(&mut self, effects: Effects) {
+        self.unlistable |= effects.frees & !effects.creates & u32::MAX as u64 & !self.wasted;
     }
 
     /// A do-all visits `class` (from its current list).
@@ -146,30 +134,19 @@ impl Listings {
         (self.current & self.noted & effects.frees & !effects.creates) as u32
     }
 
-    /// Classes whose lists a launch with `effects` over the classes `visited` keeps right with
-    /// its creations (`DoParams::enlist`): current lists, made noting their entries, of classes
-    /// it may create and neither frees nor visits (type ids below 32). (A class the launch
-    /// visits is excluded: objects created during a `parallel_do` are not visited, and with a
-    /// class freed too a free could come before the creation's enlisting.)
-    pub(super) fn enlistable(&self, effects: Effects, visited: u64) -> u32 {
-        (self.current & self.noted & effects.creates & !effects.frees & !visited) as u32
-    }
-
-    /// A launch with `effects` over the classes `visited` may have created or freed objects of
-    /// the classes it changes: their lists are no longer right, but for those of `kept`, which
-    /// its frees or creations kept right (see [`keepable`](Self::keepable) and
-    /// [`enlistable`](Self::enlistable)). The ranked list holds objects, so any change spoils
+    /// A launch with `effects` may have created or freed objects of the classes it changes:
+    /// their lists are no longer right, but for those of `kept`, which its frees kept right
+    /// (see [`keepable`](Self::keepable)). The ranked list holds objects, so any change spoils
     /// it. If `learning` (the launch is not captured), a kept list that goes out of date before
     /// a do-all visited it marks its class [`wasted`](Self::wasted), and then the launch's
-    /// frees and creations are learned ([`learn`](Self::learn)).
-    pub(super) fn changed(&mut self, effects: Effects, visited: u64, kept: u32, learning: bool) {
+    /// frees are learned ([`learn`](Self::learn)).
+    pub(super) fn changed(&mut self, effects: Effects, kept: u32, learning: bool) {
         let classes = effects.changed();
         let (kept, spoilt) = (kept as u64, classes & !(kept as u64));
         if learning {
             self.wasted |= spoilt & self.current & self.unused;
             self.unlistable &= !self.wasted;
-            self.enlistable &= !self.wasted;
-            self.learn(effects, visited);
+            self.learn(effects);
         }
         self.unused = self.unused & !spoilt | kept;
         self.current &= !spoilt;
@@ -208,7 +185,7 @@ mod tests {
         l.listed(2, 0);
         assert_eq!(l.also_listable(0), 0, "both lists are right");
         let mask = 1 << 0 | 1 << 2 | 1 << 3;
-        l.changed(Effects { creates: mask, frees: mask }, 0, 0, true);
+        l.changed(Effects { creates: mask, frees: mask }, 0, true);
         assert_eq!(l.also_listable(0), 1 << 0 | 1 << 2, "class 3 was never listed");
         assert_eq!(l.also_listable(1 << 2), 1 << 0, "a launch that changes class 2 would spoil its list");
         l.listed(0, 0);
@@ -227,18 +204,18 @@ mod tests {
         l.listed(1, 0);
         l.listed(2, 0);
         assert_eq!(l.keepable(frees), 0, "listed before any such launch: no entries noted");
-        l.learn(frees, 0);
-        l.learn(Effects { creates: 1 << 3, frees: 1 << 3 }, 0);
-        l.learn(Effects::ANY, 0);
-        assert_eq!(l.unlistable, 1 << 1 | 1 << 2, "not class 3, which the launch that frees it creates");
+        l.learn(frees);
+        l.learn(Effects { creates: 1 << 3, frees: 1 << 3 });
+        l.learn(Effects::ANY);
+        assert_eq!(l.unlistable(), 1 << 1 | 1 << 2, "not class 3, which the launch that frees it creates");
         l.listed(1, 1);
         assert_eq!(l.keepable(frees), 1 << 1, "class 2's list was made before");
         assert_eq!(l.keepable(Effects { creates: 1 << 1, frees: 1 << 1 }), 0, "a launch creating class 1");
-        l.changed(frees, 0, l.keepable(frees), true);
+        l.changed(frees, l.keepable(frees), true);
         assert_eq!(l.kept(1), Some(1), "kept through the frees");
         assert_eq!(l.kept(2), None);
         l.forget();
-        assert_eq!(l.unlistable, 1 << 1 | 1 << 2);
+        assert_eq!(l.unlistable(), 1 << 1 | 1 << 2);
         l.listed(2, 1);
         assert_eq!(l.keepable(frees), 1 << 2);
     }
@@ -251,59 +228,23 @@ mod tests {
         let mut l = Listings::after_writes(0);
         let frees = Effects { creates: 0, frees: 1 << 1 | 1 << 2 };
         let creates = Effects { creates: 1 << 1 | 1 << 2, frees: 0 };
-        l.learn(frees, 0);
+        l.learn(frees);
         l.listed(1, 0);
         l.listed(2, 0);
         let keep = l.keepable(frees);
         assert_eq!(keep, 1 << 1 | 1 << 2);
-        l.changed(frees, 0, keep, true);
+        l.changed(frees, keep, true);
         // Class 1 is visited before the classes are created again, class 2 is not.
         l.visited(1);
-        l.changed(creates, 0, 0, true);
-        assert_eq!(l.unlistable, 1 << 1, "class 2's kept list was not used");
-        l.learn(frees, 0);
-        assert_eq!(l.unlistable, 1 << 1, "and is not learned again");
+        l.changed(creates, 0, true);
+        assert_eq!(l.unlistable(), 1 << 1, "class 2's kept list was not used");
+        l.learn(frees);
+        assert_eq!(l.unlistable(), 1 << 1, "and is not learned again");
         // Not learned while capturing.
         l.listed(1, 1);
         let keep = l.keepable(frees);
-        l.changed(frees, 0, keep, false);
-        l.changed(creates, 0, 0, false);
-        assert_eq!(l.unlistable, 1 << 1);
-    }
-
-    /// A launch keeps (through its creations) the current lists of the classes it creates and
-    /// neither frees nor visits, once they are listed noting their entries, which they are after
-    /// such a launch; frees and creations keep a class's list through alternate launches.
-    #[test]
-    fn creations_keep_lists_noted_for_classes_created_elsewhere() {
-        let mut l = Listings::after_writes(0);
-        // Launches over class 0 create class 1; launches over class 1 free it.
-        let (creates, frees) = (Effects { creates: 1 << 1, frees: 0 }, Effects { creates: 0, frees: 1 << 1 });
-        l.listed(1, 0);
-        assert_eq!(l.enlistable(creates, 1 << 0), 0, "listed before any such launch: no entries noted");
-        l.changed(creates, 1 << 0, 0, true);
-        assert_eq!(l.kept(1), None, "not kept");
-        assert_eq!(l.noting(), 1 << 1, "learned");
-        l.listed(1, 1);
-        assert_eq!(l.enlistable(creates, 1 << 1), 0, "a launch over class 1 does not keep its list");
-        assert_eq!(
-            l.enlistable(Effects { creates: 1 << 1, frees: 1 << 1 }, 1 << 0),
-            0,
-            "nor one that frees it"
-        );
-        let enlist = l.enlistable(creates, 1 << 0);
-        assert_eq!(enlist, 1 << 1);
-        l.changed(creates, 1 << 0, enlist, true);
-        assert_eq!(l.kept(1), Some(1), "kept through the creations");
-        l.visited(1);
-        let keep = l.keepable(frees);
-        assert_eq!(keep, 1 << 1, "and then through frees");
-        l.changed(frees, 1 << 1, keep, true);
-        let enlist = l.enlistable(creates, 1 << 0);
-        l.changed(creates, 1 << 0, enlist, true);
-        assert_eq!(l.kept(1), Some(1), "and creations again");
-        l.learn(Effects { creates: 1 << 2, frees: 1 << 2 }, 0);
-        l.learn(Effects { creates: 1 << 3, frees: 0 }, 1 << 3);
-        assert_eq!(l.enlistable, 1 << 1, "not classes a launch creates and frees, or visits");
+        l.changed(frees, keep, false);
+        l.changed(creates, 0, false);
+        assert_eq!(l.unlistable(), 1 << 1);
     }
 }

@@ -170,7 +170,7 @@ impl<A: AllocatorSpec> Runtime<A> {
             };
             let all = stale | also;
             if let Some(l) = &listings {
-                self.store.note_entries(l.noting());
+                self.store.note_entries(l.unlistable());
             }
             parities = self.timed(Phase::List(all), chained, || self.store.list_several(&self.exec, all))?;
             chained = true;
@@ -210,13 +210,10 @@ impl<A: AllocatorSpec> Runtime<A> {
             } else {
                 DevPtr::null()
             };
-            // The current lists that this launch's frees and creations keep right (see
-            // `Listings::keepable` and `enlistable`).
-            let (keep, enlist) = match &listings {
-                Some(l) if self.store.unlists() => {
-                    (l.keepable(method.effects()), l.enlistable(method.effects(), T::SUBTREE))
-                }
-                _ => (0, 0),
+            // The current lists that this launch's frees keep right (see `Listings::keepable`).
+            let keep = match &listings {
+                Some(l) if self.store.unlists() => l.keepable(method.effects()),
+                _ => 0,
             };
             let params = DoParams {
                 store: self.store.ptr(),
@@ -224,8 +221,6 @@ impl<A: AllocatorSpec> Runtime<A> {
                 objects_per_block: class.objects_per_block,
                 parity,
                 keep,
-                enlist,
-                _reserved: 0,
                 ranked,
                 arg,
             };
@@ -263,7 +258,7 @@ impl<A: AllocatorSpec> Runtime<A> {
             if let Some(l) = &mut listings {
                 let learning = self.store.unlists() && !self.exec.capturing();
                 l.visited(id);
-                l.changed(method.effects(), T::SUBTREE, keep | enlist, learning);
+                l.changed(method.effects(), keep, learning);
             }
         }
         if let Some(l) = &mut listings {

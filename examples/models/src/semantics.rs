@@ -262,16 +262,6 @@ impl Dog {
         }
         this.set_bones_at(2, this.bones_at(2) + this.bones_at(0));
     }
-
-    /// Every dog with an even id adopts a kitten (id: the dog's plus `offset`), declaring what
-    /// it creates: the runtime keeps the cats' list through the launch, with the kittens in it.
-    #[parallel(creates(Cat))]
-    pub fn adopt_kitten_if_even(this: Obj<Self>, dev: &Device<Zoo>, offset: u32) {
-        if this.id() % 2 == 0 {
-            let base = Animal { id: this.id() + offset, ticks: 0, cats_seen: 0 };
-            let _ = dev.make_new(Cat { base, lives: 9 });
-        }
-    }
 }
 
 /// The fold of [`Animal::chain_cats`].
