@@ -57,6 +57,13 @@ pub struct DoParams<Arg> {
     /// frees keep right ([`Device::free`](crate::Device::free)), so that the host need not
     /// list them again after it: 0 where the host does not keep lists through frees.
     pub keep: u32,
+    /// Further concrete classes this launch visits after `class` (bits by type id, ids below
+    /// 32), each of them in `T`'s subtree and of `objects_per_block` objects per block, so that
+    /// a `parallel_do` over a class with subclasses can run as one launch: 0 for one class. A
+    /// kernel of a class without subclasses ignores it.
+    pub also: u32,
+    /// The parity of each class of `also` (bit by type id), as `parity` is `class`'s.
+    pub also_parities: u32,
     /// A launch of a method with lanes: the store's ranked list of the class (the heap's:
     /// `heap::ranked`), or null.
     pub ranked: RankedPtr,

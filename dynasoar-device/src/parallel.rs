@@ -238,15 +238,20 @@ pub fn run_parallel_do<T, Arg>(
     } else {
         (p.class as u8, p.objects_per_block)
     };
-    // The launch iterates `T`'s subtree (the host launches each of its concrete classes): a
-    // method may free only its own object of it (checked on the CPU backend, see
+    // The launch iterates `T`'s subtree (the host launches its concrete classes, one or several
+    // a launch): a method may free only its own object of it (checked on the CPU backend, see
     // `Device::visiting`).
     let threads = crate::reduce::threads_per_object(lanes);
     let listing = Listing { class, objects, parity: p.parity, lp, lanes: threads };
+    // The further classes of the launch (`DoParams::also`): a constant 0 in the kernels of
+    // classes without subclasses, whose loop then runs once and folds away.
+    let also = if T::SUBTREE.count_ones() > 1 { p.also & T::SUBTREE as u32 } else { 0 };
     #[cfg(target_arch = "nvptx64")]
-    dev.object_store().for_each_listed(listing, |raw| {
-        // SAFETY: a live object of a class that is-a `T` (see above).
-        method(unsafe { Obj::from_raw(raw) }, &dev.visiting(T::SUBTREE, raw), p.arg)
+    each_class(listing, also, p.also_parities, |listing| {
+        dev.object_store().for_each_listed(listing, |raw| {
+            // SAFETY: a live object of a class that is-a `T` (see above).
+            method(unsafe { Obj::from_raw(raw) }, &dev.visiting(T::SUBTREE, raw), p.arg)
+        })
     });
     // The CPU backend: one context for the whole loop, whose object it updates in place, and
     // the method inlined into the loop (with the macro's closure, `inline(always)` on the
@@ -256,15 +261,36 @@ pub fn run_parallel_do<T, Arg>(
     {
         let store = *dev.object_store();
         let mut dev = dev.visiting(T::SUBTREE, crate::handle::RawHandle::NULL);
-        store.for_each_listed(
-            listing,
-            #[inline(always)]
-            |raw| {
-                dev.now_visiting(raw);
-                // SAFETY: a live object of a class that is-a `T` (see above).
-                method(unsafe { Obj::from_raw(raw) }, &dev, p.arg)
-            },
-        );
+        each_class(listing, also, p.also_parities, |listing| {
+            store.for_each_listed(
+                listing,
+                #[inline(always)]
+                |raw| {
+                    dev.now_visiting(raw);
+                    // SAFETY: a live object of a class that is-a `T` (see above).
+                    method(unsafe { Obj::from_raw(raw) }, &dev, p.arg)
+                },
+            )
+        });
+    }
+}
+
+/// Call `visit` with `first`, then with `first` for each class of `also` (bits by type id) in
+/// turn, its parity taken from `parities`: the classes of one do-all launch
+/// ([`DoParams::also`]). One loop around one inlined copy of the do-all loop and the method,
+/// not a copy per class.
+#[inline(always)]
+fn each_class(first: Listing, also: u32, parities: u32, mut visit: impl FnMut(Listing)) {
+    let (mut listing, mut more) = (first, also);
+    loop {
+        visit(listing);
+        if more == 0 {
+            break;
+        }
+        let class = more.trailing_zeros();
+        more &= more - 1;
+        listing.class = class as u8;
+        listing.parity = parities >> class & 1;
     }
 }
 

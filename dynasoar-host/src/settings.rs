@@ -16,6 +16,7 @@
 //! | `DYNASOAR_DO_ALL_WAVES` | `auto`, or a number from 1 to 16 | the builder's ([`DoAllWaves::Auto`]) | How many times the grid of whole waves a `parallel_do` on the plain loop launches, over [`RuntimeBuilder::do_all_waves`](crate::RuntimeBuilder::do_all_waves). |
 //! | `DYNASOAR_DO_ALL_REPORT` | `1` (on), `0` (off) | off | Print each method's do-all loop and grid, and why, when the runtime is dropped. |
 //! | `DYNASOAR_REUSE_LISTINGS` | `0` (off), `1` (on) | on | Let `parallel_do` skip listing a class that no launch since could have changed: the default of [`RuntimeBuilder::reuse_listings`](crate::RuntimeBuilder::reuse_listings). |
+//! | `DYNASOAR_MERGE_SUBCLASSES` | `0` (off), `1` (on) | on | Let a `parallel_do` over a class with subclasses visit several concrete classes in one launch: the default of [`RuntimeBuilder::merge_subclass_launches`](crate::RuntimeBuilder::merge_subclass_launches). |
 //! | `DYNASOAR_DEPENDENT_LAUNCH` | `1` (on), `0` (off) | on | Launch the kernels of a model built for sm_90 or later as programmatic dependent launches on a GPU that has them (each kernel's threads wait for the kernel before it, and the driver readies it meanwhile); `0` launches every kernel after the one before it has finished. |
 //! | `DYNASOAR_PROFILE` | `1` (on), `0` (off) | off | Time every kernel (the default of [`RuntimeBuilder::profile_methods`](crate::RuntimeBuilder::profile_methods)), and print the device time per kernel and the heap's occupancy per class (blocks, objects, free slots) when a profiled runtime is dropped. |
 
@@ -56,6 +57,8 @@ pub struct Settings {
     pub do_all_report: bool,
     /// `DYNASOAR_REUSE_LISTINGS`.
     pub reuse_listings: bool,
+    /// `DYNASOAR_MERGE_SUBCLASSES`.
+    pub merge_subclasses: bool,
     /// `DYNASOAR_DEPENDENT_LAUNCH`.
     pub dependent_launch: bool,
     /// `DYNASOAR_PROFILE`.
@@ -77,6 +80,7 @@ impl Default for Settings {
             do_all_waves: None,
             do_all_report: false,
             reuse_listings: true,
+            merge_subclasses: true,
             dependent_launch: true,
             profile: false,
         }
@@ -145,6 +149,8 @@ impl Settings {
                 .unwrap_or(defaults.do_all_report),
             reuse_listings: read(lookup, "DYNASOAR_REUSE_LISTINGS", "0 or 1", flag)?
                 .unwrap_or(defaults.reuse_listings),
+            merge_subclasses: read(lookup, "DYNASOAR_MERGE_SUBCLASSES", "0 or 1", flag)?
+                .unwrap_or(defaults.merge_subclasses),
             dependent_launch: read(lookup, "DYNASOAR_DEPENDENT_LAUNCH", "1 or 0", flag)?
                 .unwrap_or(defaults.dependent_launch),
             profile: read(lookup, "DYNASOAR_PROFILE", "1 or 0", flag)?.unwrap_or(defaults.profile),
@@ -203,7 +209,7 @@ mod tests {
     fn an_empty_environment_gives_the_defaults() {
         let s = settings(&[]).unwrap();
         assert_eq!(s, Settings::default());
-        assert!(s.block_runs && s.reuse_listings && s.dependent_launch);
+        assert!(s.block_runs && s.reuse_listings && s.merge_subclasses && s.dependent_launch);
         assert!(!s.profile && !s.sync_each_launch && !s.do_all_report);
         assert_eq!((s.backend, s.cpu_threads, s.jit, s.do_all, s.cubin_dir), (None, None, None, None, None));
         assert_eq!(s.enumeration, None);
@@ -225,6 +231,7 @@ mod tests {
             ("DYNASOAR_DO_ALL_WAVES", "2"),
             ("DYNASOAR_DO_ALL_REPORT", "1"),
             ("DYNASOAR_REUSE_LISTINGS", "0"),
+            ("DYNASOAR_MERGE_SUBCLASSES", "0"),
             ("DYNASOAR_DEPENDENT_LAUNCH", "0"),
             ("DYNASOAR_PROFILE", "1"),
         ])
@@ -244,6 +251,7 @@ mod tests {
                 do_all_waves: Some(DoAllWaves::Fixed(2)),
                 do_all_report: true,
                 reuse_listings: false,
+                merge_subclasses: false,
                 dependent_launch: false,
                 profile: true,
             }
@@ -263,6 +271,7 @@ mod tests {
         let s = settings(&[
             ("DYNASOAR_SYNC_EACH_LAUNCH", "0"),
             ("DYNASOAR_REUSE_LISTINGS", "1"),
+            ("DYNASOAR_MERGE_SUBCLASSES", "1"),
             ("DYNASOAR_BLOCK_RUNS", "on"),
             ("DYNASOAR_JIT", "whole"),
             ("DYNASOAR_DO_ALL", "adaptive"),
@@ -271,7 +280,7 @@ mod tests {
             ("DYNASOAR_ALLOCATOR_VARIANT", "noshift"),
         ])
         .unwrap();
-        assert!(!s.sync_each_launch && s.reuse_listings && s.block_runs);
+        assert!(!s.sync_each_launch && s.reuse_listings && s.merge_subclasses && s.block_runs);
         assert_eq!(s.enumeration, Some(Enumeration::Hierarchical));
         assert_eq!(s.allocator_variant, AllocatorVariant::NO_ROTATION);
         assert_eq!((s.jit, s.do_all), (Some(ModuleCompile::WholeProgram), Some(DoAllLoop::Adaptive)));
@@ -300,6 +309,7 @@ mod tests {
             ("DYNASOAR_DO_ALL_REPORT", "true", "1 or 0"),
             ("DYNASOAR_DEPENDENT_LAUNCH", "on", "1 or 0"),
             ("DYNASOAR_REUSE_LISTINGS", "off", "0 or 1"),
+            ("DYNASOAR_MERGE_SUBCLASSES", "yes", "0 or 1"),
             ("DYNASOAR_ENUMERATION", "Flat", "flat or hierarchical"),
             (
                 "DYNASOAR_ALLOCATOR_VARIANT",

@@ -2,11 +2,11 @@
 //! visiting exactly the objects that existed at launch, self-freeing, `device_do`, atomic
 //! fields, casts; and the paper's API example giving identical results on CPU and GPU.
 
-use dynasoar::Handle;
 use dynasoar::baselines::host::StoreChoice;
 use dynasoar::baselines::malloc::MallocKind;
 use dynasoar::engine::DoParams;
 use dynasoar::host::{Backend, DoAllLoop, Error, Grid, Runtime, TIMED_LAUNCHES};
+use dynasoar::{AllocatorSpec, ClassSpec, Handle};
 use dynasoar_models::api_demo::{Bar, DemoAlloc, Foo};
 use dynasoar_models::semantics::{Animal, Cat, Dog, Registry, Tables, Zoo};
 use dynasoar_tests::{
@@ -489,6 +489,87 @@ fn stale_lists_made_together_on_gpu() {
     stale_lists_made_together(Backend::Cuda, "stale_lists_made_together_on_gpu");
 }
 
+/// A `parallel_do` over a class whose concrete classes have as many objects per block runs
+/// as one launch that visits them all (`merge_subclass_launches`, on by default), and one
+/// launch per class when asked: every bird is visited once a `parallel_do` either way, and
+/// birds hatched during a launch are not visited by it. Cats and dogs, whose blocks hold
+/// different numbers of objects, get a launch each.
+fn subclasses_in_one_launch(backend: Backend, test: &str) {
+    use dynasoar_models::semantics::{Aviary, Bird, Crow, Sparrow};
+    if backend == Backend::Cuda && gpu_executor(test).is_none() {
+        return;
+    }
+    fn launches<A: AllocatorSpec>(rt: &Runtime<A>, method: &str) -> u64 {
+        let profile = rt.kernel_profile().unwrap();
+        profile.iter().filter(|k| k.name.ends_with(method)).map(|k| k.launches).sum()
+    }
+    for merge in [true, false] {
+        let aviary = Runtime::<Aviary>::builder(dynasoar_examples::MODELS_PTX)
+            .backend(backend)
+            .cpu_threads(4)
+            .heap_bytes(8 << 20)
+            .quiet(true)
+            .profile_methods(true)
+            .merge_subclass_launches(merge)
+            .build()
+            .unwrap_or_else(|e| panic!("{test}: {e}"));
+        let (sparrow, crow) =
+            (Aviary::CLASSES[Sparrow::TYPE_ID as usize], Aviary::CLASSES[Crow::TYPE_ID as usize]);
+        assert_eq!(sparrow.objects_per_block, crow.objects_per_block, "{test}: the test needs equal blocks");
+        aviary.parallel_new(Sparrow::hatch, 100).unwrap();
+        aviary.parallel_new(Crow::hatch, 70).unwrap();
+        for _ in 0..2 {
+            aviary.parallel_do(Bird::visit).unwrap();
+        }
+        aviary.parallel_do(Bird::hatch_other).unwrap();
+        let per_do_all = if merge { 1 } else { 2 };
+        assert_eq!(launches(&aviary, "__Bird__visit"), 2 * per_do_all, "{test}: merged {merge}");
+        assert_eq!(launches(&aviary, "__Bird__hatch_other"), per_do_all, "{test}: merged {merge}");
+        let mut got: Vec<(u32, u32)> =
+            aviary.collect::<Bird>().unwrap().iter().map(|b| (b.id, b.visits)).collect();
+        got.sort();
+        let old = || (0..100).chain(1000..1070);
+        let mut want: Vec<(u32, u32)> =
+            old().map(|id| (id, 3)).chain(old().map(|id| (id + 100_000, 0))).collect();
+        want.sort();
+        assert_eq!(got, want, "{test}: merged {merge}");
+        assert_eq!(
+            (aviary.count::<Sparrow>().unwrap(), aviary.count::<Crow>().unwrap()),
+            (170, 170),
+            "{test}"
+        );
+
+        // Cats and dogs: a launch each, merged or not.
+        let zoo = Runtime::<Zoo>::builder(dynasoar_examples::MODELS_PTX)
+            .backend(backend)
+            .cpu_threads(4)
+            .heap_bytes(16 << 20)
+            .quiet(true)
+            .profile_methods(true)
+            .merge_subclass_launches(merge)
+            .build()
+            .unwrap_or_else(|e| panic!("{test}: {e}"));
+        let (cat, dog) = (Zoo::CLASSES[Cat::TYPE_ID as usize], Zoo::CLASSES[Dog::TYPE_ID as usize]);
+        assert_ne!(cat.objects_per_block, dog.objects_per_block, "{test}: the test needs unequal blocks");
+        zoo.parallel_new(Registry::create, 1).unwrap();
+        zoo.parallel_do_with(Registry::populate, 40u32).unwrap();
+        zoo.parallel_do(Animal::tick).unwrap();
+        assert_eq!(launches(&zoo, "__Animal__tick"), 2, "{test}: merged {merge}");
+        let want: Vec<(u32, u32)> = (0..40).chain(1000..1040).map(|id| (id, 1)).collect();
+        assert_eq!(animal_ticks(&zoo), want, "{test}: merged {merge}");
+    }
+}
+
+#[test]
+fn subclasses_in_one_launch_on_cpu() {
+    subclasses_in_one_launch(Backend::Cpu, "subclasses_in_one_launch_on_cpu");
+}
+
+#[test]
+fn subclasses_in_one_launch_on_gpu() {
+    subclasses_in_one_launch(Backend::Cuda, "subclasses_in_one_launch_on_gpu");
+}
+
 /// A launch that frees objects of a class and creates none keeps the class's list right as it
 /// frees (each free clears its object's bit in the list), once the runtime has seen a method
 /// that does so and its listings note their entries: the next do-alls over the class list
@@ -578,6 +659,8 @@ fn a_do_all_launched_with_a_bad_grid_is_reported() {
         objects_per_block: cat.objects_per_block,
         parity,
         keep: 0,
+        also: 0,
+        also_parities: 0,
         ranked: dynasoar::DevPtr::null(),
         arg: (),
     };

@@ -33,6 +33,8 @@ pub struct RuntimeBuilder<A> {
     profile_methods: Option<bool>,
     /// `None`: as `DYNASOAR_REUSE_LISTINGS` says.
     reuse_listings: Option<bool>,
+    /// `None`: as `DYNASOAR_MERGE_SUBCLASSES` says.
+    merge_subclasses: Option<bool>,
     do_all_loop: DoAllLoop,
     do_all_waves: DoAllWaves,
     /// `None`: as `DYNASOAR_ENUMERATION` says.
@@ -57,6 +59,7 @@ impl<A: AllocatorSpec> Runtime<A> {
             profile: false,
             profile_methods: None,
             reuse_listings: None,
+            merge_subclasses: None,
             do_all_loop: DoAllLoop::Auto,
             do_all_waves: DoAllWaves::Auto,
             enumeration: None,
@@ -191,6 +194,16 @@ impl<A: AllocatorSpec> RuntimeBuilder<A> {
         self
     }
 
+    /// Let a `parallel_do` over a class with subclasses visit several of its concrete classes in
+    /// one launch, each thread walking their objects one class after the other (default on;
+    /// also off with `DYNASOAR_MERGE_SUBCLASSES=0`): the classes that have the same objects per
+    /// block, on the method's loop, unless the method has lanes. Off, every concrete class gets
+    /// a launch of its own, one after the other. The same objects are visited either way.
+    pub fn merge_subclass_launches(mut self, merge: bool) -> Self {
+        self.merge_subclasses = Some(merge);
+        self
+    }
+
     /// Which loop `parallel_do` kernels run (default [`DoAllLoop::Auto`]: the streaming loop
     /// for short methods, see [`DoAllLoop`] and [`Runtime::do_all_loops`]).
     /// `DYNASOAR_DO_ALL=auto|plain|streaming|adaptive` overrides it.
@@ -240,6 +253,7 @@ impl<A: AllocatorSpec> RuntimeBuilder<A> {
         let settings = exec.settings();
         let profile_methods = self.profile_methods.unwrap_or(settings.profile);
         let reuse_listings = self.reuse_listings.unwrap_or(settings.reuse_listings);
+        let merge_subclasses = self.merge_subclasses.unwrap_or(settings.merge_subclasses);
         let do_all_loop = settings.do_all.unwrap_or(self.do_all_loop);
         let do_all_waves = settings.do_all_waves.unwrap_or(self.do_all_waves);
         let spec = StoreSpec { heap_bytes, block_bytes: A::BLOCK_BYTES, classes: A::CLASSES };
@@ -265,6 +279,7 @@ impl<A: AllocatorSpec> RuntimeBuilder<A> {
             listings,
             last_check: Mutex::new(std::time::Instant::now()),
             classes: A::CLASSES,
+            merge_subclasses,
             _alloc: PhantomData,
         })
     }

@@ -71,6 +71,9 @@ pub struct Runtime<A> {
     last_check: Mutex<Instant>,
     /// The allocator's classes (`A::CLASSES`), for what `Drop` reports.
     classes: &'static [ClassInfo],
+    /// Whether a `parallel_do` over a class with subclasses visits several of its concrete
+    /// classes in one launch ([`RuntimeBuilder::merge_subclass_launches`]).
+    merge_subclasses: bool,
     _alloc: PhantomData<fn() -> A>,
 }
 
@@ -182,9 +185,12 @@ impl<A: AllocatorSpec> Runtime<A> {
         }
         // Which of the method's kernels ran, to name them in errors.
         let (mut ran_plain, mut ran_streaming) = (false, false);
-        for (class, kept) in listed {
+        let parity_of =
+            |(class, kept): (&ClassInfo, Option<u32>)| kept.unwrap_or((parities >> class.type_id) as u32 & 1);
+        let mut rest = &listed[..];
+        while let Some((&(class, kept), after)) = rest.split_first() {
             let id = class.type_id;
-            let parity = kept.unwrap_or((parities >> id) as u32 & 1);
+            let parity = parity_of((class, kept));
             let (launch, pick) = match method.streaming_kernel().filter(|_| self.store.streams()) {
                 Some(streaming) => {
                     let pick = self.loops.pick(&self.exec, kernel.name(), streaming, THREADS, id)?;
@@ -192,6 +198,17 @@ impl<A: AllocatorSpec> Runtime<A> {
                 }
                 _ => (kernel, Pick { streaming: false, timed: false }),
             };
+            // The classes after it that this launch visits too (see `together`): the loop and
+            // the grid chosen for the first serve them all.
+            let together = if pick.timed || method.lanes() > 1 {
+                0
+            } else {
+                self.together(class, after.iter().map(|&(c, _)| c))
+            };
+            let (also, also_parities) = after[..together].iter().fold((0u32, 0u32), |(m, p), &(c, kept)| {
+                (m | 1 << c.type_id, p | parity_of((c, kept)) << c.type_id)
+            });
+            rest = &after[together..];
             // A method with lanes on the GPU reads its `device_reduce` parts of the launched
             // class from the store's ranked list, built anew unless it still lists the class.
             let ranked = if method.lanes() > 1 && self.exec.kind() == BackendKind::Cuda {
@@ -221,6 +238,8 @@ impl<A: AllocatorSpec> Runtime<A> {
                 objects_per_block: class.objects_per_block,
                 parity,
                 keep,
+                also,
+                also_parities,
                 ranked,
                 arg,
             };
@@ -258,6 +277,9 @@ impl<A: AllocatorSpec> Runtime<A> {
             if let Some(l) = &mut listings {
                 let learning = self.store.unlists() && !self.exec.capturing();
                 l.visited(id);
+                for other in type_ids(also as u64) {
+                    l.visited(other);
+                }
                 l.changed(method.effects(), keep, learning);
             }
         }
@@ -270,6 +292,25 @@ impl<A: AllocatorSpec> Runtime<A> {
             Some(streaming) => self.launched(&[streaming.name()]),
             None => self.launched(&[kernel.name()]),
         }
+    }
+
+    /// How many of `next` (concrete classes of a `parallel_do`, after `first`) the launch over
+    /// `first` visits too, one after the other in each thread ([`DoParams::also`]): the run of
+    /// them with `first`'s objects per block and threads per block (so that `first`'s grid
+    /// serves them) and type ids below 32, unless launches are one per class
+    /// ([`RuntimeBuilder::merge_subclass_launches`]). One launch saves the launch's latency and
+    /// its tail, where the classes' objects would otherwise wait for each other: structure's
+    /// anchors (`AnchorNode` and `AnchorPullNode`) search the mesh from all anchors at once, as
+    /// the hand-written versions do, instead of from each class's in turn.
+    fn together<'c>(&self, first: &ClassInfo, next: impl Iterator<Item = &'c ClassInfo>) -> usize {
+        if !self.merge_subclasses {
+            return 0;
+        }
+        let threads = |c: &ClassInfo| [THREADS, THREADS / 2].map(|most| self.store.block_threads(c, most));
+        next.take_while(|c| {
+            c.objects_per_block == first.objects_per_block && threads(c) == threads(first) && c.type_id < 32
+        })
+        .count()
     }
 
     /// `waves` times whole waves of `kernel`, a do-all or gather over `class` with the plain

@@ -143,7 +143,8 @@ impl Animal {
 
     /// Every animal counts a visit and has a young one of the other class (cats have puppies,
     /// dogs kittens), created during the launch: neither kind of newborn is visited by it,
-    /// although the runtime launches the cats and the dogs one after the other.
+    /// although the runtime launches the cats and the dogs one after the other (their blocks
+    /// hold different numbers of objects; see [`Bird::hatch_other`] for classes in one launch).
     #[parallel]
     pub fn have_young_of_the_other_class(this: Obj<Self>, dev: &Device<Zoo>) {
         this.set_ticks(this.ticks() + 1);
@@ -272,4 +273,70 @@ pub fn chain_step(acc: u32, id: u32) -> u32 {
 /// The combination of [`Animal::chain_cats`]: neither commutative nor associative.
 pub fn chain_combine(a: u32, b: u32) -> u32 {
     a.wrapping_mul(1_000_003) ^ b.wrapping_add(0x5bd1)
+}
+
+/// Birds are abstract; sparrows and crows are the same size, so their blocks hold as many
+/// objects, and a `parallel_do` over birds visits both in one launch (see
+/// `RuntimeBuilder::merge_subclass_launches`).
+#[soa_class(abstract)]
+#[derive(Debug, PartialEq)]
+pub struct Bird {
+    pub id: u32,
+    /// How many times a `parallel_do` over birds visited this one.
+    pub visits: u32,
+}
+
+#[soa_class(extends = Bird)]
+#[derive(Debug, PartialEq)]
+pub struct Sparrow {
+    pub wing: u32,
+}
+
+#[soa_class(extends = Bird)]
+#[derive(Debug, PartialEq)]
+pub struct Crow {
+    pub beak: u32,
+}
+
+dynasoar::allocator!(pub Aviary: Bird, Sparrow, Crow);
+
+#[soa_methods]
+impl Sparrow {
+    /// Sparrow `index` (its id).
+    #[parallel_new]
+    pub fn hatch(_dev: &Device<Aviary>, index: u64) -> Self {
+        Sparrow { base: Bird { id: index as u32, visits: 0 }, wing: 1 }
+    }
+}
+
+#[soa_methods]
+impl Crow {
+    /// Crow `index` (id `1000 + index`).
+    #[parallel_new]
+    pub fn hatch(_dev: &Device<Aviary>, index: u64) -> Self {
+        Crow { base: Bird { id: 1000 + index as u32, visits: 0 }, beak: 2 }
+    }
+}
+
+#[soa_methods]
+impl Bird {
+    /// Every bird counts a visit.
+    #[parallel]
+    pub fn visit(this: Obj<Self>, _dev: &Device<Aviary>) {
+        this.set_visits(this.visits() + 1);
+    }
+
+    /// Every bird counts a visit and hatches a bird of the other class (id + 100,000), created
+    /// during the launch: no newborn is visited by it, although the launch visits sparrows and
+    /// crows alike.
+    #[parallel(creates(Sparrow, Crow))]
+    pub fn hatch_other(this: Obj<Self>, dev: &Device<Aviary>) {
+        this.set_visits(this.visits() + 1);
+        let base = Bird { id: this.id() + 100_000, visits: 0 };
+        if this.is::<Sparrow>() {
+            let _ = dev.make_new(Crow { base, beak: 0 });
+        } else {
+            let _ = dev.make_new(Sparrow { base, wing: 0 });
+        }
+    }
 }
