@@ -348,7 +348,7 @@ mod tests {
             .map(|l| format!("DYNASOAR_{}", &l[..l.find('`').unwrap()]))
             .collect();
         rows.sort();
-        assert_eq!(read.len(), 14);
+        assert_eq!(read.len(), 15);
         assert_eq!(read, rows);
     }
 }
