@@ -365,7 +365,8 @@ impl<A: AllocatorSpec> Runtime<A> {
 
     /// Which do-all loop each method runs over each class, as decided so far (see
     /// [`DoAllLoop`]): a method that reads no field of `this` has only the plain loop and is
-    /// not listed.
+    /// not listed. A class that shares a launch with the class before it
+    /// ([`RuntimeBuilder::merge_subclass_launches`]) runs that class's choice and is not listed.
     pub fn do_all_loops(&self) -> Vec<LoopChoice> {
         self.loops.choices()
     }
@@ -377,7 +378,8 @@ impl<A: AllocatorSpec> Runtime<A> {
     }
 
     /// How many waves each method's plain-loop grid has over each class, as decided so far
-    /// (see [`DoAllWaves`]); only methods timed under [`DoAllWaves::Auto`] are listed.
+    /// (see [`DoAllWaves`]); only methods timed under [`DoAllWaves::Auto`] are listed, and a
+    /// class that shares a launch with the class before it runs that class's grid.
     pub fn do_all_waves(&self) -> Vec<WaveChoice> {
         self.waves.choices()
     }
