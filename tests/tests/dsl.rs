@@ -495,7 +495,7 @@ fn stale_lists_made_together_on_gpu() {
 /// birds hatched during a launch are not visited by it. Cats and dogs, whose blocks hold
 /// different numbers of objects, get a launch each.
 fn subclasses_in_one_launch(backend: Backend, test: &str) {
-    use dynasoar_models::semantics::{Aviary, Bird, Crow, Sparrow};
+    use dynasoar_models::semantics::{Aviary, Crow, Sparrow};
     if backend == Backend::Cuda && gpu_executor(test).is_none() {
         return;
     }
@@ -516,28 +516,10 @@ fn subclasses_in_one_launch(backend: Backend, test: &str) {
         let (sparrow, crow) =
             (Aviary::CLASSES[Sparrow::TYPE_ID as usize], Aviary::CLASSES[Crow::TYPE_ID as usize]);
         assert_eq!(sparrow.objects_per_block, crow.objects_per_block, "{test}: the test needs equal blocks");
-        aviary.parallel_new(Sparrow::hatch, 100).unwrap();
-        aviary.parallel_new(Crow::hatch, 70).unwrap();
-        for _ in 0..2 {
-            aviary.parallel_do(Bird::visit).unwrap();
-        }
-        aviary.parallel_do(Bird::hatch_other).unwrap();
+        aviary_visits(&aviary, &format!("{test}: merged {merge}"));
         let per_do_all = if merge { 1 } else { 2 };
         assert_eq!(launches(&aviary, "__Bird__visit"), 2 * per_do_all, "{test}: merged {merge}");
         assert_eq!(launches(&aviary, "__Bird__hatch_other"), per_do_all, "{test}: merged {merge}");
-        let mut got: Vec<(u32, u32)> =
-            aviary.collect::<Bird>().unwrap().iter().map(|b| (b.id, b.visits)).collect();
-        got.sort();
-        let old = || (0..100).chain(1000..1070);
-        let mut want: Vec<(u32, u32)> =
-            old().map(|id| (id, 3)).chain(old().map(|id| (id + 100_000, 0))).collect();
-        want.sort();
-        assert_eq!(got, want, "{test}: merged {merge}");
-        assert_eq!(
-            (aviary.count::<Sparrow>().unwrap(), aviary.count::<Crow>().unwrap()),
-            (170, 170),
-            "{test}"
-        );
 
         // Cats and dogs: a launch each, merged or not.
         let zoo = Runtime::<Zoo>::builder(dynasoar_examples::MODELS_PTX)
@@ -558,6 +540,27 @@ fn subclasses_in_one_launch(backend: Backend, test: &str) {
         let want: Vec<(u32, u32)> = (0..40).chain(1000..1040).map(|id| (id, 1)).collect();
         assert_eq!(animal_ticks(&zoo), want, "{test}: merged {merge}");
     }
+}
+
+/// 100 sparrows and 70 crows in `rt`: two `parallel_do`s over birds visit each bird twice, a
+/// third hatches a bird of the other class for each (not visited by it); checks every bird's
+/// visits and the counts.
+fn aviary_visits(rt: &Runtime<dynasoar_models::semantics::Aviary>, test: &str) {
+    use dynasoar_models::semantics::{Bird, Crow, Sparrow};
+    rt.parallel_new(Sparrow::hatch, 100).unwrap();
+    rt.parallel_new(Crow::hatch, 70).unwrap();
+    for _ in 0..2 {
+        rt.parallel_do(Bird::visit).unwrap();
+    }
+    rt.parallel_do(Bird::hatch_other).unwrap();
+    let mut got: Vec<(u32, u32)> = rt.collect::<Bird>().unwrap().iter().map(|b| (b.id, b.visits)).collect();
+    got.sort();
+    let old = || (0..100).chain(1000..1070);
+    let mut want: Vec<(u32, u32)> =
+        old().map(|id| (id, 3)).chain(old().map(|id| (id + 100_000, 0))).collect();
+    want.sort();
+    assert_eq!(got, want, "{test}");
+    assert_eq!((rt.count::<Sparrow>().unwrap(), rt.count::<Crow>().unwrap()), (170, 170), "{test}");
 }
 
 #[test]
@@ -829,6 +832,8 @@ fn dsl_semantics_on_every_allocator_on_cpu() {
         zoo_semantics(&cpu_runtime_on::<Zoo>(store, 16 << 20));
         let (foos, bars) = api_demo(&cpu_runtime_on::<DemoAlloc>(store, 16 << 20), 2000);
         check_api_demo(&foos, &bars, 2000);
+        // Sparrows and crows share each launch (`merge_subclass_launches`) on every store.
+        aviary_visits(&cpu_runtime_on(store, 16 << 20), &format!("aviary on {store}"));
     }
 }
 
@@ -851,6 +856,10 @@ fn dsl_semantics_on_every_allocator_on_gpu() {
         let rt = gpu_runtime_on::<DemoAlloc>("dsl_semantics_on_every_allocator_on_gpu", store, POOL).unwrap();
         let (foos, bars) = api_demo(&rt, 200_000);
         check_api_demo(&foos, &bars, 200_000);
+        drop(rt);
+        // Sparrows and crows share each launch (`merge_subclass_launches`) on every store.
+        let rt = gpu_runtime_on("dsl_semantics_on_every_allocator_on_gpu", store, POOL).unwrap();
+        aviary_visits(&rt, &format!("aviary on {store}"));
     }
 }
 
