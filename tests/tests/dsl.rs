@@ -499,20 +499,24 @@ fn subclasses_in_one_launch(backend: Backend, test: &str) {
     if backend == Backend::Cuda && gpu_executor(test).is_none() {
         return;
     }
+    // A runtime (16 MiB heap, four CPU workers) whose profile counts each kernel's launches.
+    fn counting<A: AllocatorSpec>(backend: Backend, test: &str, merge: bool) -> Runtime<A> {
+        Runtime::<A>::builder(dynasoar_examples::MODELS_PTX)
+            .backend(backend)
+            .cpu_threads(4)
+            .heap_bytes(16 << 20)
+            .quiet(true)
+            .profile_methods(true)
+            .merge_subclass_launches(merge)
+            .build()
+            .unwrap_or_else(|e| panic!("{test}: {e}"))
+    }
     fn launches<A: AllocatorSpec>(rt: &Runtime<A>, method: &str) -> u64 {
         let profile = rt.kernel_profile().unwrap();
         profile.iter().filter(|k| k.name.ends_with(method)).map(|k| k.launches).sum()
     }
     for merge in [true, false] {
-        let aviary = Runtime::<Aviary>::builder(dynasoar_examples::MODELS_PTX)
-            .backend(backend)
-            .cpu_threads(4)
-            .heap_bytes(8 << 20)
-            .quiet(true)
-            .profile_methods(true)
-            .merge_subclass_launches(merge)
-            .build()
-            .unwrap_or_else(|e| panic!("{test}: {e}"));
+        let aviary = counting::<Aviary>(backend, test, merge);
         let (sparrow, crow) =
             (Aviary::CLASSES[Sparrow::TYPE_ID as usize], Aviary::CLASSES[Crow::TYPE_ID as usize]);
         assert_eq!(sparrow.objects_per_block, crow.objects_per_block, "{test}: the test needs equal blocks");
@@ -522,15 +526,7 @@ fn subclasses_in_one_launch(backend: Backend, test: &str) {
         assert_eq!(launches(&aviary, "__Bird__hatch_other"), per_do_all, "{test}: merged {merge}");
 
         // Cats and dogs: a launch each, merged or not.
-        let zoo = Runtime::<Zoo>::builder(dynasoar_examples::MODELS_PTX)
-            .backend(backend)
-            .cpu_threads(4)
-            .heap_bytes(16 << 20)
-            .quiet(true)
-            .profile_methods(true)
-            .merge_subclass_launches(merge)
-            .build()
-            .unwrap_or_else(|e| panic!("{test}: {e}"));
+        let zoo = counting::<Zoo>(backend, test, merge);
         let (cat, dog) = (Zoo::CLASSES[Cat::TYPE_ID as usize], Zoo::CLASSES[Dog::TYPE_ID as usize]);
         assert_ne!(cat.objects_per_block, dog.objects_per_block, "{test}: the test needs unequal blocks");
         zoo.parallel_new(Registry::create, 1).unwrap();

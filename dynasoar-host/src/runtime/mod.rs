@@ -307,8 +307,9 @@ impl<A: AllocatorSpec> Runtime<A> {
             return 0;
         }
         let threads = |c: &ClassInfo| [THREADS, THREADS / 2].map(|most| self.store.block_threads(c, most));
+        let first_threads = threads(first);
         next.take_while(|c| {
-            c.objects_per_block == first.objects_per_block && threads(c) == threads(first) && c.type_id < 32
+            c.objects_per_block == first.objects_per_block && threads(c) == first_threads && c.type_id < 32
         })
         .count()
     }
