@@ -219,6 +219,52 @@ impl<A: AllocatorSpec> Device<A> {
         self.make_new_registered(value)
     }
 
+    /// Create `count` objects of class `T`, the `k`-th holding `value(k)`, and pass each to
+    /// `made(k, object)` (`k` ascending; `None` where the heap is out of memory, which the host
+    /// then reports). Returns how many objects could not be made.
+    ///
+    /// The same objects as a loop of [`make_new`](Self::make_new), in one allocation: the
+    /// threads of a warp calling this together are served at once, however many objects each
+    /// asks for, where a loop makes the warp wait for one allocation after the other up to the
+    /// largest count among its threads. For a thread that makes a few objects of one class at
+    /// once (a new cell filling its empty neighbour cells).
+    ///
+    /// ```
+    /// # use dynasoar::prelude::*;
+    /// # #[soa_class] pub struct Seed { pub cell: u32 }
+    /// # dynasoar::allocator!(pub Heap: Seed);
+    /// # fn demo(dev: &Device<Heap>, cells: DevPtr<Handle<Seed>>, free: [u32; 8], n: u32) {
+    /// // A seed in each of the first `n` free cells.
+    /// dev.make_new_each(n, |k| Seed { cell: free[k as usize] }, |k, seed| {
+    ///     let handle = seed.map(|s| s.handle()).unwrap_or(Handle::NULL);
+    ///     // SAFETY: (in the model) cell `free[k]` is this thread's to write.
+    ///     unsafe { cells.write(free[k as usize] as usize, handle) };
+    /// });
+    /// # }
+    /// ```
+    #[inline(always)]
+    pub fn make_new_each<T>(
+        &self,
+        count: u32,
+        value: impl FnMut(u32) -> T,
+        mut made: impl FnMut(u32, Option<Obj<T>>),
+    ) -> u32
+    where
+        T: Concrete + MemberOf<A>,
+    {
+        if self.effects.creates & (1 << T::TYPE_ID) == 0 {
+            self.store.raise(crate::errors::UNDECLARED_CHANGE);
+            for k in 0..count {
+                made(k, None);
+            }
+            return count;
+        }
+        self.store.make_new_each::<T>(count, value, |k, raw| {
+            // SAFETY: a fresh object of class `T` (the store's contract).
+            made(k, raw.map(|raw| unsafe { Obj::from_raw(raw) }))
+        })
+    }
+
     /// [`make_new`](Self::make_new) for generic code that knows `T: Registered<Alloc = A>`.
     #[inline(always)]
     pub(crate) fn make_new_registered<T: Concrete + Registered>(&self, value: T) -> Option<Obj<T>> {

@@ -46,8 +46,8 @@ pub struct BlockSpan {
 /// A store of objects, as device code sees it.
 ///
 /// # Safety
-/// `make_new` returns handles of fresh objects of `T`, not handed out before and not freed
-/// meanwhile (and `open_block` the address of a block whose slots `0..wanted` are such objects,
+/// `make_new` and `make_new_each` return handles of fresh objects of `T`, not handed out
+/// before and not freed meanwhile (and `open_block` the address of a block whose slots `0..wanted` are such objects,
 /// of `T`'s objects per block), and the `for_each_*` methods call `f` only with live objects of `class`: the
 /// object API turns these handles into typed objects without further checks.
 pub unsafe trait ObjectStore: Copy + 'static {
@@ -79,6 +79,29 @@ pub unsafe trait ObjectStore: Copy + 'static {
     /// A new object of class `T` holding `value`; `None` when the store is out of room (then
     /// raised for the host to report).
     fn make_new<T: Concrete + ClassSpec>(&self, value: &T) -> Option<RawHandle>;
+
+    /// `count` new objects of class `T`, the `k`-th holding `value(k)`: `made(k, handle)` for
+    /// each, `k` ascending, with `None` for those the store had no room for (raised for the
+    /// host to report). Returns how many got none. By default one [`make_new`] after the
+    /// other; DynaSOAr's heap serves the objects of all lanes of a warp that call this together
+    /// in one round of its allocator.
+    ///
+    /// [`make_new`]: Self::make_new
+    #[inline(always)]
+    fn make_new_each<T: Concrete + ClassSpec>(
+        &self,
+        count: u32,
+        mut value: impl FnMut(u32) -> T,
+        mut made: impl FnMut(u32, Option<RawHandle>),
+    ) -> u32 {
+        let mut missed = 0;
+        for k in 0..count {
+            let raw = self.make_new(&value(k));
+            missed += raw.is_none() as u32;
+            made(k, raw);
+        }
+        missed
+    }
 
     /// Room for `wanted` new objects of class `T` (1 up to `T`'s objects per block) in one
     /// block of their own: the address of a block of `T` whose slots `0..wanted` are fresh
@@ -198,6 +221,22 @@ unsafe impl ObjectStore for Heap<'static> {
         // SAFETY: a fresh object of class `T`, owned by this thread.
         unsafe { T::store(raw, value) };
         Some(raw)
+    }
+
+    #[inline(always)]
+    fn make_new_each<T: Concrete + ClassSpec>(
+        &self,
+        count: u32,
+        mut value: impl FnMut(u32) -> T,
+        mut made: impl FnMut(u32, Option<RawHandle>),
+    ) -> u32 {
+        self.allocate_each::<T>(count, |k, raw| {
+            if let Some(raw) = raw {
+                // SAFETY: a fresh object of class `T`, owned by this thread.
+                unsafe { T::store(raw, &value(k)) };
+            }
+            made(k, raw);
+        })
     }
 
     /// Only in a heap without the paper's variants (NoCoal, NoShift, no last-block notes),
@@ -324,6 +363,16 @@ unsafe impl<A: ObjectStore, B: ObjectStore> ObjectStore for Either<A, B> {
     #[inline(always)]
     fn make_new<T: Concrete + ClassSpec>(&self, value: &T) -> Option<RawHandle> {
         either!(self, s => s.make_new(value))
+    }
+
+    #[inline(always)]
+    fn make_new_each<T: Concrete + ClassSpec>(
+        &self,
+        count: u32,
+        value: impl FnMut(u32) -> T,
+        made: impl FnMut(u32, Option<RawHandle>),
+    ) -> u32 {
+        either!(self, s => s.make_new_each(count, value, made))
     }
 
     #[inline(always)]

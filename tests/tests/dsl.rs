@@ -559,6 +559,60 @@ fn aviary_visits(rt: &Runtime<dynasoar_models::semantics::Aviary>, test: &str) {
     assert_eq!((rt.count::<Sparrow>().unwrap(), rt.count::<Crow>().unwrap()), (170, 170), "{test}");
 }
 
+/// 1,000 cats, each having a litter of `id % 11` kittens with one `make_new_each` (a warp's
+/// lanes ask for 0 to 10 objects each, about 160 together: several blocks a round, lanes whose
+/// kittens straddle two blocks): every kitten exists once with its own fields, was stored
+/// before its parent got it, and was not visited by the launch.
+fn litters(rt: &Runtime<Zoo>, test: &str) {
+    const CATS: u32 = 1_000;
+    const SIZE: u32 = 11;
+    rt.parallel_new(Cat::born, CATS as u64).unwrap();
+    rt.parallel_do_with(Cat::have_litter, SIZE).unwrap();
+    let cats = rt.collect::<Cat>().unwrap();
+    let (parents, kittens): (Vec<&Cat>, Vec<&Cat>) = cats.iter().partition(|c| c.base.id < CATS);
+    let mut got: Vec<(u32, u32, u32, u32)> =
+        parents.iter().map(|c| (c.base.id, c.base.ticks, c.base.cats_seen, c.lives)).collect();
+    got.sort();
+    let want: Vec<(u32, u32, u32, u32)> = (0..CATS).map(|id| (id, 100, id % SIZE, 9)).collect();
+    assert_eq!(got, want, "{test}: the parents (id, ticks, kittens got, lives)");
+    let mut got: Vec<(u32, u32, u32)> = kittens.iter().map(|c| (c.base.id, c.base.ticks, c.lives)).collect();
+    got.sort();
+    let want: Vec<(u32, u32, u32)> =
+        (0..CATS).flat_map(|id| (0..id % SIZE).map(move |k| (200_000 + 16 * id + k, 0, k))).collect();
+    assert_eq!(got.len(), want.len(), "{test}: kittens");
+    assert_eq!(got, want, "{test}: the kittens (id, ticks, lives)");
+    assert_eq!(rt.count::<Cat>().unwrap() as usize, CATS as usize + want.len(), "{test}");
+}
+
+#[test]
+fn litters_on_cpu() {
+    litters(&cpu_runtime::<Zoo>(16 << 20), "litters_on_cpu");
+}
+
+#[test]
+fn litters_on_gpu() {
+    if let Some(rt) = gpu_runtime::<Zoo>("litters_on_gpu", 16 << 20) {
+        litters(&rt, "litters_on_gpu");
+    }
+}
+
+/// A `make_new_each` that finds no memory gives the objects it could not make `None`, and the
+/// host reports the method that ran out.
+#[test]
+fn out_of_memory_in_make_new_each_names_the_method() {
+    let rt = cpu_runtime::<Zoo>(256 << 10);
+    rt.parallel_new(Cat::born, 2_000).unwrap();
+    let err = rt.parallel_do_with(Cat::have_litter, 16u32).unwrap_err();
+    assert!(matches!(err, Error::OutOfMemory { .. }), "{err}");
+    assert!(err.to_string().contains("dynasoar_do__Zoo__Cat__have_litter"), "{err}");
+    // Every parent counted only the kittens it got: they are all there.
+    let cats = rt.collect::<Cat>().unwrap();
+    let got: u32 = cats.iter().filter(|c| c.base.id < 2_000).map(|c| c.base.cats_seen).sum();
+    let kittens = cats.iter().filter(|c| c.base.id >= 200_000).count() as u32;
+    assert_eq!(got, kittens);
+    assert!(kittens < (0..2_000).map(|id| id % 16).sum::<u32>(), "the heap was meant to run out");
+}
+
 #[test]
 fn subclasses_in_one_launch_on_cpu() {
     subclasses_in_one_launch(Backend::Cpu, "subclasses_in_one_launch_on_cpu");
@@ -830,6 +884,7 @@ fn dsl_semantics_on_every_allocator_on_cpu() {
         check_api_demo(&foos, &bars, 2000);
         // Sparrows and crows share each launch (`merge_subclass_launches`) on every store.
         aviary_visits(&cpu_runtime_on(store, 16 << 20), &format!("aviary on {store}"));
+        litters(&cpu_runtime_on(store, 16 << 20), &format!("litters on {store}"));
     }
 }
 
@@ -856,6 +911,9 @@ fn dsl_semantics_on_every_allocator_on_gpu() {
         // Sparrows and crows share each launch (`merge_subclass_launches`) on every store.
         let rt = gpu_runtime_on("dsl_semantics_on_every_allocator_on_gpu", store, POOL).unwrap();
         aviary_visits(&rt, &format!("aviary on {store}"));
+        drop(rt);
+        let rt = gpu_runtime_on("dsl_semantics_on_every_allocator_on_gpu", store, POOL).unwrap();
+        litters(&rt, &format!("litters on {store}"));
     }
 }
 

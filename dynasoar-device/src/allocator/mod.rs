@@ -301,19 +301,48 @@ impl Heap<'_> {
     /// spilled 120 -> 172 bytes and ran 8% slower).
     #[inline(never)]
     pub fn allocate<C: ClassSpec>(&self) -> Option<RawHandle> {
-        // The group of `WarpGroup::current()`, or of this lane alone in the NoCoal variant: a
-        // select of the mask, from which the rest follows as for any group. (Choosing between
-        // `current()` and `solo()` instead cost allocating kernels 2 to 12 registers.)
+        allocate_in_group::<C, _, DEFAULT_LOSSES_BEFORE_NEW_BLOCK>(self, self.allocation_group())
+    }
+
+    /// Allocate `count` objects of class `C` for this thread, `made(k, handle)` for the `k`-th
+    /// (`None` where the heap is out of memory, raised for the host): the lanes of a warp
+    /// calling this together are served by one leader in as few rounds as their objects take
+    /// blocks, whatever each lane's count (see [`allocate_each_in_group`]). Returns how many of
+    /// this thread's objects got none. Classes with runs of blocks take their objects one at a
+    /// time, from runs.
+    #[inline(always)]
+    pub fn allocate_each<C: ClassSpec>(
+        &self,
+        count: u32,
+        mut made: impl FnMut(u32, Option<RawHandle>),
+    ) -> u32 {
+        if C::OWNS_BLOCKS && self.runs_enabled() {
+            let mut missed = 0;
+            for k in 0..count {
+                let raw = self.allocate::<C>();
+                missed += raw.is_none() as u32;
+                made(k, raw);
+            }
+            return missed;
+        }
+        allocate_each_in_group::<C, _>(self, self.allocation_group(), count, made)
+    }
+
+    /// The lanes an allocation serves together: those of `WarpGroup::current()`, or this lane
+    /// alone in the NoCoal variant: a select of the mask, from which the rest follows as for
+    /// any group. (Choosing between `current()` and `solo()` instead cost allocating kernels 2
+    /// to 12 registers.)
+    #[inline(always)]
+    fn allocation_group(&self) -> WarpGroup {
         let mask = arch::activemask();
         let mask =
             if self.config().variants & VARIANT_NO_COALESCING == 0 { mask } else { 1 << arch::lane_id() };
-        let group = WarpGroup {
+        WarpGroup {
             mask,
             leader: mask.trailing_zeros(),
             rank: (mask & arch::lanemask_lt()).count_ones(),
             size: mask.count_ones(),
-        };
-        allocate_in_group::<C, _, DEFAULT_LOSSES_BEFORE_NEW_BLOCK>(self, group)
+        }
     }
 
     /// A fresh block of class `C` with its lowest `wanted` slots reserved as objects for the
@@ -460,6 +489,91 @@ pub fn allocate_in_group<C: ClassSpec, S: BlockStore, const LOSSES: u32>(
         }
     }
     mine
+}
+
+/// Most objects one lane asks [`allocate_each_in_group`] for: 32 lanes of it sum to less than
+/// 2^32.
+pub const MAX_EACH: u32 = 1 << 26;
+
+/// Allocate `asked` objects of class `C` for each lane of `group` (each lane its own count,
+/// 0 included), calling `made(k, handle)` for this lane's `k`-th object, `k` ascending
+/// (`None` for the objects the heap had no memory for, after the others). Returns how many of
+/// this lane's objects got none (out of memory, raised for the host as by
+/// [`allocate_in_group`]).
+///
+/// One leader serves the whole group's objects, block by block, as if each object were a lane
+/// of its own: the lanes' counts are summed by ballots (`WarpGroup::exclusive_sum_by_bits`),
+/// and each reservation's slots go to the objects in the order of their lanes and, within a
+/// lane, of `k`. So a lane that makes several objects waits for one round of the allocator (or
+/// as many as its group needs blocks), where a loop over `allocate` runs one round per object
+/// and makes the warp wait for the lane with the most (the Game of Life's new cells, each
+/// filling up to eight neighbour cells). Classes with runs of blocks (`ClassSpec::OWNS_BLOCKS`)
+/// are the caller's to serve one object at a time: this path takes no runs. A lane asking for
+/// more than [`MAX_EACH`] objects gets `None` past them (no heap holds that many).
+#[inline(always)]
+pub fn allocate_each_in_group<C: ClassSpec, S: BlockStore>(
+    store: &S,
+    group: WarpGroup,
+    asked: u32,
+    mut made: impl FnMut(u32, Option<RawHandle>),
+) -> u32 {
+    // So that the group's sum fits 32 bits.
+    let count = asked.min(MAX_EACH);
+    let (start, total) = group.exclusive_sum_by_bits(count);
+    let end = start.wrapping_add(count);
+    let mut seed = first_seed(store);
+    let mut handed_out = 0u32;
+    let mut leader_starved = false;
+    // Uniform: `total` and `handed_out` are the same on every lane of the group.
+    while handed_out < total {
+        let mut grant = Grant { block: 0, slots: 0 };
+        if group.is_leader() {
+            match search_or_open::<C, S, DEFAULT_LOSSES_BEFORE_NEW_BLOCK>(
+                store,
+                total - handed_out,
+                &mut seed,
+            ) {
+                Some(g) => grant = g,
+                None => grant.block = STARVED,
+            }
+        }
+        let grant =
+            Grant { block: group.broadcast_u64(grant.block), slots: group.broadcast_u64(grant.slots) };
+        let got = grant.slots.count_ones();
+        if got == 0 {
+            leader_starved = grant.block == STARVED;
+            break; // out of memory: the objects not served yet get nothing
+        }
+        // This lane's objects among the grant's: numbers `first..last` of the group's.
+        let first = start.max(handed_out);
+        let last = end.min(handed_out + got);
+        if first < last {
+            let mut slots = arch::clear_lowest_set_bits(grant.slots, first - handed_out);
+            for v in first..last {
+                let slot = slots.trailing_zeros();
+                slots &= slots - 1;
+                made(v - start, Some(RawHandle::new(grant.block, slot, C::OBJECTS_PER_BLOCK, C::TYPE_ID)));
+            }
+        }
+        handed_out += got;
+    }
+    let served = end.min(handed_out).saturating_sub(start);
+    let missed = asked - served;
+    if missed > 0 {
+        for k in served..asked {
+            made(k, None);
+        }
+        if group.size > 1 && !leader_starved {
+            // See `allocate_in_group`: a hand-out that skipped objects of a served group.
+            store.coalescing_misses().fetch_add(missed);
+            store.raise(crate::errors::SKIPPED_LANE);
+        } else {
+            store.failed_allocations().fetch_add(missed);
+            store.note_failed_class(C::TYPE_ID);
+            store.raise(crate::errors::OUT_OF_MEMORY);
+        }
+    }
+    missed
 }
 
 /// A fresh block of class `C` whose lowest `wanted` slots (1 up to `C`'s objects per block)

@@ -94,6 +94,25 @@ impl WarpGroup {
         (below, total)
     }
 
+    /// [`exclusive_sum`](Self::exclusive_sum) by bits: one ballot per bit of the largest
+    /// `value` in the group (and one to see that no higher bit is set), where the shuffles of
+    /// `exclusive_sum` take one per lane. For small values, such as the few objects each lane
+    /// of an allocation asks for. The sums wrap at `u32::MAX`.
+    #[inline(always)]
+    pub fn exclusive_sum_by_bits(&self, value: u32) -> (u32, u32) {
+        let lower = lanemask_lt();
+        let (mut below, mut total) = (0u32, 0u32);
+        let mut bit = 0;
+        // Uniform: every lane of the group sees the same ballots, so all take the same turns.
+        while bit < 32 && ballot(self.mask, value >> bit != 0) != 0 {
+            let set = ballot(self.mask, (value >> bit) & 1 != 0);
+            below = below.wrapping_add((set & lower).count_ones() << bit);
+            total = total.wrapping_add(set.count_ones() << bit);
+            bit += 1;
+        }
+        (below, total)
+    }
+
     /// Warp-aggregated `fetch_add(count)` on a 32-bit counter: one atomic per group, and each
     /// lane receives the counter value at which its own `count` items start.
     #[inline(always)]

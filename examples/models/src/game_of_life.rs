@@ -241,13 +241,6 @@ fn agent_handle<T: dynasoar::IsA<Agent, D>, D>(obj: Obj<T>) -> Handle<Agent> {
     obj.up::<Agent, D>().handle()
 }
 
-/// Put a new candidate into cell `cell` (null if the heap is full: the host reports that).
-#[inline(always)]
-fn new_candidate(dev: &Device<GolHeap>, world: &World, cell: u32) {
-    let candidate = dev.make_new(Candidate { base: Agent { cell, action: action::NONE } });
-    world.store(cell, candidate.map(agent_handle).unwrap_or(Handle::NULL));
-}
-
 #[soa_methods]
 impl Alive {
     /// The alive cell `cells[index]` of the initial pattern (new: it creates its candidates in
@@ -280,9 +273,12 @@ impl Alive {
             return;
         }
         let cell = this.cell();
-        if action == action::NEW {
-            // Claim the empty neighbour cells first, then fill them in a loop: one call site of
-            // `make_new`, which the lanes of a warp reach together (their allocations coalesce).
+        // The cells to put candidates into, as positions in the 3x3 block around this cell
+        // (see `for_each_neighbor_at`): a new cell claims its empty neighbour cells first; a
+        // dying cell is replaced by a candidate (position 4: itself). Then one `make_new_each`
+        // fills them: the lanes of a warp get all their candidates in one allocation, however
+        // many each claimed.
+        let claimed = if action == action::NEW {
             let me = agent_handle(this);
             let mut claimed = 0u32;
             for_each_neighbor_at(world.width, world.height, cell, |position, n| {
@@ -290,13 +286,17 @@ impl Alive {
                     claimed |= 1 << position;
                 }
             });
-            while claimed != 0 {
-                let position = claimed.trailing_zeros();
-                claimed &= claimed - 1;
-                new_candidate(dev, &world, neighbor_at(world.width, cell, position));
-            }
+            claimed
         } else {
-            new_candidate(dev, &world, cell);
+            1 << 4
+        };
+        let at = |k: u32| neighbor_at(world.width, cell, arch::nth_set_bit(claimed as u64, k));
+        dev.make_new_each(
+            claimed.count_ones(),
+            |k| Candidate { base: Agent { cell: at(k), action: action::NONE } },
+            |k, candidate| world.store(at(k), candidate.map(agent_handle).unwrap_or(Handle::NULL)),
+        );
+        if action == action::DIE {
             dev.free(this);
         }
     }

@@ -286,15 +286,6 @@ fn agent_handle<T: dynasoar::IsA<Agent, D>, D>(obj: Obj<T>) -> Handle<Agent> {
     obj.up::<Agent, D>().handle()
 }
 
-/// Put a new candidate in `state` into cell `cell` (null if the heap is full: the host
-/// reports that).
-#[inline(always)]
-fn new_candidate(dev: &Device<GenerationHeap>, world: &World, cell: u32, state: u32) {
-    let candidate =
-        dev.make_new(Candidate { base: Agent { cell, action: action::NONE }, state: state as u8 });
-    world.grid.set(cell as u64, candidate.map(agent_handle).unwrap_or(Handle::NULL));
-}
-
 #[soa_methods]
 impl Alive {
     /// The alive cell `cells[index]` of the initial pattern (new: it creates its candidates in
@@ -331,9 +322,9 @@ impl Alive {
         // (see `for_each_neighbor`), and their state: a new cell claims its empty neighbour
         // cells (its own handle marks a claimed cell: in this phase other threads only test
         // cells for null); a dying cell is replaced by a dying candidate (position 4: itself).
-        // Then one loop fills them: one call site of `make_new`, which the lanes of a warp
-        // reach together.
-        let (mut claimed, state) = if action == action::NEW {
+        // Then one `make_new_each` fills them: the lanes of a warp get all their candidates in
+        // one allocation, however many each claimed.
+        let (claimed, state) = if action == action::NEW {
             let me = agent_handle(this);
             let mut claimed = 0u32;
             for_each_neighbor(world.width, world.height, cell, |position, n| {
@@ -346,11 +337,12 @@ impl Alive {
         } else {
             (1 << 4, first_dying(&world.rule))
         };
-        while claimed != 0 {
-            let position = claimed.trailing_zeros();
-            claimed &= claimed - 1;
-            new_candidate(dev, &world, neighbor_at(world.width, cell, position), state);
-        }
+        let at = |k: u32| neighbor_at(world.width, cell, arch::nth_set_bit(claimed as u64, k));
+        dev.make_new_each(
+            claimed.count_ones(),
+            |k| Candidate { base: Agent { cell: at(k), action: action::NONE }, state: state as u8 },
+            |k, candidate| world.grid.set(at(k) as u64, candidate.map(agent_handle).unwrap_or(Handle::NULL)),
+        );
         if action == action::DIE {
             dev.free(this);
         }

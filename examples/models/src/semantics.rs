@@ -214,6 +214,25 @@ impl Cat {
         Self::kitten(this, dev);
     }
 
+    /// Each cat has a litter of `id % size` kittens at once (`make_new_each`; created during
+    /// the launch, so not visited by it): kitten `k` gets id `200_000 + 16 * id + k` and `k`
+    /// lives (`size` at most 16). The parent counts 100 ticks and, in `cats_seen`, the kittens
+    /// it got whose fields were stored before it was handed them.
+    #[parallel(creates(Cat))]
+    pub fn have_litter(this: Obj<Self>, dev: &Device<Zoo>, size: u32) {
+        this.set_ticks(this.ticks() + 100);
+        let id = this.id();
+        let mut born = 0;
+        dev.make_new_each(
+            id % size,
+            |k| Cat { base: Animal { id: 200_000 + 16 * id + k, ticks: 0, cats_seen: 0 }, lives: k },
+            |k, kitten| {
+                born += kitten.is_some_and(|c| c.lives() == k && c.id() == 200_000 + 16 * id + k) as u32
+            },
+        );
+        this.set_cats_seen(born);
+    }
+
     /// One cat, created by index (`id` = index), for sizing tests.
     #[parallel_new]
     pub fn born(_dev: &Device<Zoo>, index: u64) -> Self {
