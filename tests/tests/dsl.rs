@@ -574,14 +574,27 @@ fn litters(rt: &Runtime<Zoo>, test: &str) {
         parents.iter().map(|c| (c.base.id, c.base.ticks, c.base.cats_seen, c.lives)).collect();
     got.sort();
     let want: Vec<(u32, u32, u32, u32)> = (0..CATS).map(|id| (id, 100, id % SIZE, 9)).collect();
-    assert_eq!(got, want, "{test}: the parents (id, ticks, kittens got, lives)");
+    same(&got, &want, &format!("{test}: the parents (id, ticks, kittens got, lives)"));
     let mut got: Vec<(u32, u32, u32)> = kittens.iter().map(|c| (c.base.id, c.base.ticks, c.lives)).collect();
     got.sort();
     let want: Vec<(u32, u32, u32)> =
         (0..CATS).flat_map(|id| (0..id % SIZE).map(move |k| (200_000 + 16 * id + k, 0, k))).collect();
-    assert_eq!(got.len(), want.len(), "{test}: kittens");
-    assert_eq!(got, want, "{test}: the kittens (id, ticks, lives)");
+    same(&got, &want, &format!("{test}: the kittens (id, ticks, lives)"));
     assert_eq!(rt.count::<Cat>().unwrap() as usize, CATS as usize + want.len(), "{test}");
+}
+
+/// `got == want`, or a failure that names the first difference (the lists are long).
+fn same<T: PartialEq + std::fmt::Debug>(got: &[T], want: &[T], what: &str) {
+    if let Some(i) = (0..got.len().min(want.len())).find(|&i| got[i] != want[i]) {
+        panic!(
+            "{what}: entry {i} is {:?}, expected {:?} ({} entries, {} expected)",
+            got[i],
+            want[i],
+            got.len(),
+            want.len()
+        );
+    }
+    assert_eq!(got.len(), want.len(), "{what}: entries");
 }
 
 #[test]

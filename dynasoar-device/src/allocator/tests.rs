@@ -223,3 +223,37 @@ fn a_lane_the_hand_out_skips_is_reported_as_an_allocator_fault() {
     assert_eq!(store.misses.load(), 1, "counted as a coalescing miss");
     assert_eq!(store.failed.load(), 0, "not a failed allocation for lack of memory");
 }
+
+/// `allocate_each_in_group`: one lane's objects over several grants (blocks of four), in
+/// order, each once; then a lane that asks for more than the store holds gets `None` for the
+/// rest, after the objects it got, and out of memory is raised once for all of them.
+#[test]
+fn a_lane_gets_its_objects_over_several_blocks_and_none_past_the_heap() {
+    let store = VecStore::new(5, &[Four::OBJECTS_PER_BLOCK]);
+    arch::set_place_hint(arch::NO_HINT);
+    let mut got = Vec::new();
+    let missed = allocate_each_in_group::<Four, _>(&store, WarpGroup::solo(), 10, |k, h| got.push((k, h)));
+    assert_eq!(missed, 0);
+    assert_eq!(got.iter().map(|&(k, _)| k).collect::<Vec<_>>(), (0..10).collect::<Vec<_>>(), "k ascending");
+    let handles: HashSet<RawHandle> = got.iter().map(|&(_, h)| h.expect("memory left")).collect();
+    assert_eq!(handles.len(), 10, "each object once");
+    for h in &handles {
+        assert_eq!((h.objects_per_block(), h.type_id()), (4, 0));
+        assert_ne!(store.block(store.index_of(*h)).objects() & (1 << h.slot()), 0, "an allocated slot");
+    }
+    let blocks: HashSet<u64> = handles.iter().map(|&h| store.index_of(h)).collect();
+    assert_eq!(blocks.len(), 3, "ten objects of four a block");
+    assert_eq!(store.errors.load(), 0);
+
+    // 20 slots in all, 10 taken: of 14 more, 10 are made and 4 are not.
+    let mut got = Vec::new();
+    let missed = allocate_each_in_group::<Four, _>(&store, WarpGroup::solo(), 14, |k, h| got.push((k, h)));
+    assert_eq!(missed, 4);
+    assert_eq!(got.iter().map(|&(k, _)| k).collect::<Vec<_>>(), (0..14).collect::<Vec<_>>());
+    assert!(
+        got[..10].iter().all(|(_, h)| h.is_some()) && got[10..].iter().all(|(_, h)| h.is_none()),
+        "{got:?}"
+    );
+    assert_eq!(store.errors.load(), crate::errors::OUT_OF_MEMORY);
+    assert_eq!(store.failed_allocations().load(), 4);
+}
