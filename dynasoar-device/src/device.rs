@@ -229,19 +229,9 @@ impl<A: AllocatorSpec> Device<A> {
     /// largest count among its threads. For a thread that makes a few objects of one class at
     /// once (a new cell filling its empty neighbour cells).
     ///
-    /// ```
-    /// # use dynasoar::prelude::*;
-    /// # #[soa_class] pub struct Seed { pub cell: u32 }
-    /// # dynasoar::allocator!(pub Heap: Seed);
-    /// # fn demo(dev: &Device<Heap>, cells: DevPtr<Handle<Seed>>, free: [u32; 8], n: u32) {
-    /// // A seed in each of the first `n` free cells.
-    /// dev.make_new_each(n, |k| Seed { cell: free[k as usize] }, |k, seed| {
-    ///     let handle = seed.map(|s| s.handle()).unwrap_or(Handle::NULL);
-    ///     // SAFETY: (in the model) cell `free[k]` is this thread's to write.
-    ///     unsafe { cells.write(free[k as usize] as usize, handle) };
-    /// });
-    /// # }
-    /// ```
+    /// The Game of Life's `Alive::update` (in the example models) is one: a new cell claims its
+    /// empty neighbour cells, then makes a candidate for each, the `k`-th in its `k`-th claimed
+    /// cell, and stores each candidate's handle there in `made`.
     #[inline(always)]
     pub fn make_new_each<T>(
         &self,
