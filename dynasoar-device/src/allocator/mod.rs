@@ -524,7 +524,9 @@ pub fn allocate_each_in_group<C: ClassSpec, S: BlockStore>(
     let mut seed = first_seed(store);
     let mut handed_out = 0u32;
     let mut leader_starved = false;
-    // Uniform: `total` and `handed_out` are the same on every lane of the group.
+    // Uniform: `total` and `handed_out` are the same on every lane of the group. (The round is
+    // written out as in `allocate_in_group`: one inlined helper for both moved ptxas's register
+    // choices in 20 of the example models' kernels, sm_90.)
     while handed_out < total {
         let mut grant = Grant { block: 0, slots: 0 };
         if group.is_leader() {
