@@ -47,9 +47,10 @@ pub struct BlockSpan {
 ///
 /// # Safety
 /// `make_new` and `make_new_each` return handles of fresh objects of `T`, not handed out
-/// before and not freed meanwhile (and `open_block` the address of a block whose slots `0..wanted` are such objects,
-/// of `T`'s objects per block), and the `for_each_*` methods call `f` only with live objects of `class`: the
-/// object API turns these handles into typed objects without further checks.
+/// before and not freed meanwhile (and `open_block` the address of a block whose slots
+/// `0..wanted` are such objects, of `T`'s objects per block), and the `for_each_*` methods call
+/// `f` only with live objects of `class`: the object API turns these handles into typed objects
+/// without further checks.
 pub unsafe trait ObjectStore: Copy + 'static {
     /// The store whose header is at `header`.
     ///

@@ -509,7 +509,8 @@ pub const MAX_EACH: u32 = 1 << 26;
 /// and makes the warp wait for the lane with the most (the Game of Life's new cells, each
 /// filling up to eight neighbour cells). Classes with runs of blocks (`ClassSpec::OWNS_BLOCKS`)
 /// are the caller's to serve one object at a time: this path takes no runs. A lane asking for
-/// more than [`MAX_EACH`] objects gets `None` past them (no heap holds that many).
+/// more than [`MAX_EACH`] objects gets `None` past them, as out of memory (no heap holds that
+/// many).
 #[inline(always)]
 pub fn allocate_each_in_group<C: ClassSpec, S: BlockStore>(
     store: &S,
@@ -565,7 +566,7 @@ pub fn allocate_each_in_group<C: ClassSpec, S: BlockStore>(
         for k in served..asked {
             made(k, None);
         }
-        if group.size > 1 && !leader_starved {
+        if group.size > 1 && !leader_starved && served < count {
             // See `allocate_in_group`: a hand-out that skipped objects of a served group.
             store.coalescing_misses().fetch_add(missed);
             store.raise(crate::errors::SKIPPED_LANE);
