@@ -241,6 +241,17 @@ impl<'a> Bitmap<'a> {
         self.find_set::<false>(seed)
     }
 
+    /// A set bit in the bottom container that holds bit `pos` (the 64 bits around it), from a
+    /// rotation taken from `seed`; `None` if that container has none. One load, where
+    /// [`try_find_set`](Self::try_find_set) takes one per level.
+    #[inline(always)]
+    pub fn try_find_set_near(&self, pos: u64, seed: u64) -> Option<u64> {
+        let index = pos / 64;
+        let bit = rotate_find(self.container(0, index).load(), seed as u32)?;
+        let found = index * 64 + bit as u64;
+        (found < self.geometry.bits).then_some(found)
+    }
+
     /// [`try_find_set`](Self::try_find_set) with each rotation spread over the bits its
     /// container has: in the last container of a level, which may hold fewer than 64 bits
     /// (the top level's only container always does unless the bitmap has a power of 64 bits),
@@ -571,6 +582,23 @@ mod tests {
             let mut got = Vec::new();
             b.for_each_set(|i| got.push(i));
             assert_eq!(got, want, "{bits} bits");
+        }
+    }
+
+    #[test]
+    fn try_find_set_near_looks_in_the_bottom_container_of_its_bit_only() {
+        let g = BitmapGeometry::new(300).unwrap();
+        let s = storage(&g, 0);
+        let b = Bitmap::new(&g, &s);
+        b.set(70);
+        b.set(10);
+        b.set(299);
+        for seed in [1u64, 7, 40, 63, 1 << 40] {
+            assert_eq!(b.try_find_set_near(64, seed), Some(70), "seed {seed}");
+            assert_eq!(b.try_find_set_near(127, seed), Some(70), "seed {seed}");
+            assert_eq!(b.try_find_set_near(0, seed), Some(10), "seed {seed}");
+            assert_eq!(b.try_find_set_near(256, seed), Some(299), "seed {seed}");
+            assert_eq!(b.try_find_set_near(130, seed), None, "seed {seed}: nothing set in 128..192");
         }
     }
 

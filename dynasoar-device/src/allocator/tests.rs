@@ -116,7 +116,11 @@ fn a_leader_tries_the_noted_block_first_and_notes_the_block_it_found() {
         assert_eq!(store.last[0].load(), b + 1, "a block with room left stays noted");
         let h2 = allocate_four(&store);
         assert_eq!(store.index_of(h2), b);
-        assert_eq!(store.last[0].load(), 0, "a block the allocation filled is not noted");
+        assert_eq!(
+            store.last[0].load(),
+            (b + 1) | NOTE_FULL,
+            "a block the allocation filled is noted as full"
+        );
         store.free(h);
         store.free(h2);
     }
@@ -134,6 +138,38 @@ fn a_leader_tries_the_noted_block_first_and_notes_the_block_it_found() {
     assert_ne!(store.index_of(elsewhere), full, "a full block hands out nothing");
     assert_eq!(store.last[0].load(), store.index_of(elsewhere) + 1);
     assert_eq!(store.check(), vec![8 + 3]);
+}
+
+/// A note of a block that filled up (flagged, or found full when tried) sends the search to the
+/// active blocks next to it first: the bottom container of the active bitmap that holds it,
+/// before the search from the top, which here would pick one of the other three containers.
+#[test]
+fn a_full_note_sends_the_search_to_the_blocks_next_to_it() {
+    let store = VecStore::new(256, &[Four::OBJECTS_PER_BLOCK]);
+    let handles: Vec<RawHandle> = (0..1024).map(|_| allocate_four(&store)).collect();
+    assert!((0..256).all(|b| !store.active(0).get(b)), "every block full");
+    let in_block = |b: u64| *handles.iter().find(|&&h| store.index_of(h) == b).expect("an object");
+    // Every block of the bottom containers 0, 2 and 3 gets room for one, and in container 1
+    // only block 75.
+    for b in (0..64).chain(128..256).chain([75]) {
+        store.free(in_block(b));
+    }
+    store.last[0].store((70 + 1) | NOTE_FULL);
+    let h = allocate_four(&store);
+    assert_eq!(store.index_of(h), 75, "the active block next to the noted one");
+    assert_eq!(store.last[0].load(), (75 + 1) | NOTE_FULL, "it filled, and is noted as full");
+    // A note without the flag whose block turns out full does the same.
+    store.free(in_block(80));
+    store.last[0].store(70 + 1);
+    let h = allocate_four(&store);
+    assert_eq!(store.index_of(h), 80, "the active block next to the noted one");
+    // With no active block next to it, the search goes on from the top.
+    store.last[0].store((70 + 1) | NOTE_FULL);
+    let h = allocate_four(&store);
+    let b = store.index_of(h);
+    assert!(!(64..128).contains(&b), "block {b} of container 1, where none had room");
+    assert_eq!(store.last[0].load(), (b + 1) | NOTE_FULL);
+    assert_eq!(store.check(), vec![1024 - 192 - 2 + 3]);
 }
 
 #[test]
