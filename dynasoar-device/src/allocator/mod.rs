@@ -411,9 +411,6 @@ const NOTE_FULL: u64 = 1 << 63;
 /// No block to search around first.
 const NO_BLOCK: u64 = u64::MAX;
 
-/// Searches of the active bitmap that found nothing after which a leader opens a block.
-const EMPTY_SEARCHES: u32 = 2;
-
 /// Lost races for active blocks after which a leader opens a new block (0: never).
 pub const DEFAULT_LOSSES_BEFORE_NEW_BLOCK: u32 = 0;
 
@@ -646,7 +643,6 @@ fn search_or_open<C: ClassSpec, S: BlockStore, const LOSSES: u32>(
     let changed = || store.class_changed(C::TYPE_ID, store.class_flags(C::TYPE_ID));
     let mut starved = 0u32;
     let mut losses = 0u32;
-    let mut empty_searches = 0u32;
     let mut backoff = Backoff::new();
     // The CPU backend: the block this worker last allocated in (or whose objects it visits,
     // `arch::place_hint`), if it is an active block of `C`, before any search: most of a
@@ -703,33 +699,18 @@ fn search_or_open<C: ClassSpec, S: BlockStore, const LOSSES: u32>(
         }
     };
     loop {
-        let mut forced = false;
         let found = if near != NO_BLOCK {
             let around = active.try_find_set_near(near, *seed);
             near = NO_BLOCK;
             around.or_else(|| active.try_find_set(*seed))
         } else if LOSSES > 0 && losses >= LOSSES {
             losses = 0;
-            forced = true;
             None
         } else {
             active.try_find_set(*seed)
         };
         let index = match found {
             Some(index) => index,
-            // A search from the top finds nothing where it follows a bit of an upper level
-            // whose bottom container has just emptied (the bit above is cleared after the
-            // container's last one), while active blocks remain elsewhere. Opening a block
-            // takes a lone leader some twenty round trips, so search again, from another
-            // rotation, before opening one: in traffic, whose cars grow by about one block a
-            // step amid blocks with free slots, the openings were the slowest allocations of
-            // each launch, and so set its end (docs/performance-log.md, "The allocation's
-            // tail").
-            None if !forced && empty_searches < EMPTY_SEARCHES => {
-                empty_searches += 1;
-                *seed = next_seed(*seed);
-                continue;
-            }
             None => {
                 // Both loads before either test, so that their round trips overlap.
                 let (opening, free) = (store.initializing().load(), store.free_count().load());
