@@ -289,7 +289,14 @@ impl<A: AllocatorSpec> Device<A> {
         if !raw.is_null() && raw.type_id() < 32 && keep >> raw.type_id() & 1 != 0 {
             self.store.unlist(raw);
         }
-        self.store.free::<T>(raw);
+        // A launch whose method declares that it creates nothing (`#[parallel(frees(..))]`; a
+        // constant of its kernel) reuses no slot or block before it ends: its frees need not
+        // order the thread's accesses to the object before such a reuse.
+        if self.effects.creates == 0 {
+            self.store.free_in_launch_creating_nothing::<T>(raw);
+        } else {
+            self.store.free::<T>(raw);
+        }
     }
 
     /// Call `f` on every object of class `T` and its subclasses, in this thread (paper's

@@ -119,6 +119,16 @@ pub unsafe trait ObjectStore: Copy + 'static {
     /// Free the object `raw`, of class `T` or one of its subclasses.
     fn free<T: ClassSpec>(&self, raw: RawHandle);
 
+    /// [`free`](Self::free) in a launch that creates no object. No allocation can then take
+    /// the slot or its block before the launch has ended, and the launch's end orders all its
+    /// threads' accesses before the next launch's, so a store may leave out the ordering a
+    /// free needs against a reuse in the same launch (DynaSOAr's heap: the fence before the
+    /// bitmap's write). The caller must know that nothing in the launch allocates.
+    #[inline(always)]
+    fn free_in_launch_creating_nothing<T: ClassSpec>(&self, raw: RawHandle) {
+        self.free::<T>(raw);
+    }
+
     /// Before `raw` is freed: keep its class's current enumeration list right without it (see
     /// [`Heap::unlist`]). Only for classes whose list the host keeps through frees
     /// ([`DoParams::keep`](crate::launch::DoParams)); a store that lists no classes does nothing.
@@ -256,6 +266,11 @@ unsafe impl ObjectStore for Heap<'static> {
     }
 
     #[inline(always)]
+    fn free_in_launch_creating_nothing<T: ClassSpec>(&self, raw: RawHandle) {
+        Heap::free_in_launch_creating_nothing::<T>(self, raw);
+    }
+
+    #[inline(always)]
     fn unlist(&self, raw: RawHandle) {
         Heap::unlist(self, raw);
     }
@@ -384,6 +399,11 @@ unsafe impl<A: ObjectStore, B: ObjectStore> ObjectStore for Either<A, B> {
     #[inline(always)]
     fn free<T: ClassSpec>(&self, raw: RawHandle) {
         either!(self, s => s.free::<T>(raw))
+    }
+
+    #[inline(always)]
+    fn free_in_launch_creating_nothing<T: ClassSpec>(&self, raw: RawHandle) {
+        either!(self, s => s.free_in_launch_creating_nothing::<T>(raw))
     }
 
     #[inline(always)]

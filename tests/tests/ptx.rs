@@ -177,6 +177,29 @@ fn entry_points_wait_for_prior_grids_exactly_in_builds_for_sm_90_on() {
     }
 }
 
+/// A free in a launch that creates nothing leaves out the fence that orders the thread's
+/// accesses to the object before a reuse of its slot in the same launch
+/// (`ObjectStore::free_in_launch_creating_nothing`): the do-all kernel of
+/// `Cat::leave_if_odd_declared` (`#[parallel(frees(Cat))]`) has one fence fewer than that of
+/// `Cat::leave_if_odd`, the same body with undeclared effects, which may create and so keeps it.
+#[test]
+fn frees_in_launches_that_create_nothing_have_no_fence() {
+    let bodies = entry_bodies(MODELS_PTX);
+    let fences = |name: &str| {
+        let (_, body) = bodies.iter().find(|(n, _)| *n == name).unwrap_or_else(|| panic!("no entry {name}"));
+        body.matches("fence.").count()
+    };
+    let undeclared = fences("dynasoar_do__Zoo__Cat__leave_if_odd");
+    let declared = fences("dynasoar_do__Zoo__Cat__leave_if_odd_declared");
+    println!("fences: leave_if_odd {undeclared}, leave_if_odd_declared {declared}");
+    assert!(undeclared > 0, "leave_if_odd's kernel has no fence: the free is no longer inlined into it");
+    assert_eq!(
+        declared + 1,
+        undeclared,
+        "a free in a launch that creates nothing should have exactly one fence fewer"
+    );
+}
+
 fn find_ptxas() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("DYNASOAR_PTXAS").map(PathBuf::from)
         && p.is_file()

@@ -260,6 +260,9 @@ impl Cat {
         let _ = dev.make_new(Cat { base, lives: this.lives().saturating_sub(1) });
     }
 
+    /// Inlined, so that each kernel's free is compiled with its method's effects (a launch
+    /// that creates nothing frees without a fence; tests/ptx.rs counts them).
+    #[inline(always)]
     fn free_if_odd(this: Obj<Self>, dev: &Device<Zoo>) {
         if this.id() % 2 == 1 {
             dev.free(this);
