@@ -115,6 +115,19 @@ impl BlockHeader {
     /// full fence (which on sm_90 also waits for this thread's own stores in flight).
     #[inline]
     pub fn reserve(&self, wanted: u32, seed: u32) -> Option<Reservation> {
+        self.reserve_ordered::<true>(wanted, seed)
+    }
+
+    /// [`reserve`](Self::reserve) with a relaxed OR, for callers that need nothing its opener
+    /// published (see the allocator's `reserve_in`): on sm_90 an acquire is also an invalidation
+    /// of the multiprocessor's L1 (`CCTL.IVALL`), which this leaves out.
+    #[inline]
+    pub fn reserve_relaxed(&self, wanted: u32, seed: u32) -> Option<Reservation> {
+        self.reserve_ordered::<false>(wanted, seed)
+    }
+
+    #[inline(always)]
+    fn reserve_ordered<const ACQUIRE: bool>(&self, wanted: u32, seed: u32) -> Option<Reservation> {
         let rotation = seed & 63;
         let mut backoff = Backoff::new();
         loop {
@@ -124,7 +137,8 @@ impl BlockHeader {
             }
             let free = (!current).rotate_right(rotation);
             let chosen = lowest_set_bits(free, wanted).rotate_left(rotation);
-            let before = self.alloc.fetch_or_acquire(chosen);
+            let before =
+                if ACQUIRE { self.alloc.fetch_or_acquire(chosen) } else { self.alloc.fetch_or(chosen) };
             #[cfg(loom)]
             std::eprintln!(
                 "[{:?}] reserve: current {current:#x} chosen {chosen:#x} before {before:#x}",

@@ -249,10 +249,23 @@ impl<A: AllocatorSpec> Device<A> {
             }
             return count;
         }
-        self.store.make_new_each::<T>(count, value, |k, raw| {
-            // SAFETY: a fresh object of class `T` (the store's contract).
-            made(k, raw.map(|raw| unsafe { Obj::from_raw(raw) }))
-        })
+        // SAFETY: a fresh object of class `T` (the store's contract).
+        let made =
+            |k, raw: Option<crate::handle::RawHandle>| made(k, raw.map(|raw| unsafe { Obj::from_raw(raw) }));
+        if self.creates_only(T::TYPE_ID) {
+            self.store.make_new_each_sole::<T>(count, value, made)
+        } else {
+            self.store.make_new_each::<T>(count, value, made)
+        }
+    }
+
+    /// Whether this launch creates objects of class `type_id` only and frees none of them (its
+    /// method declared so; a constant of the kernel): then its allocations need not guard
+    /// against a block of the class changing class, or a slot being reused, before the launch
+    /// ends ([`ObjectStore::make_new_sole`]).
+    #[inline(always)]
+    fn creates_only(&self, type_id: u8) -> bool {
+        self.effects.creates == 1 << type_id && self.effects.frees & (1 << type_id) == 0
     }
 
     /// [`make_new`](Self::make_new) for generic code that knows `T: Registered<Alloc = A>`.
@@ -262,7 +275,11 @@ impl<A: AllocatorSpec> Device<A> {
             self.store.raise(crate::errors::UNDECLARED_CHANGE);
             return None;
         }
-        let raw = self.store.make_new::<T>(&value)?;
+        let raw = if self.creates_only(T::TYPE_ID) {
+            self.store.make_new_sole::<T>(&value)
+        } else {
+            self.store.make_new::<T>(&value)
+        }?;
         // SAFETY: a fresh object of class `T` (the store's contract).
         Some(unsafe { Obj::from_raw(raw) })
     }

@@ -104,6 +104,29 @@ pub unsafe trait ObjectStore: Copy + 'static {
         missed
     }
 
+    /// [`make_new`](Self::make_new) in a launch that creates objects of class `T` only and
+    /// frees none of them (its method declared `#[parallel(creates(T), ..)]` without `T` among
+    /// what it frees). No block of `T` can then change class, and no slot of `T` be reused,
+    /// before the launch has ended, so a store may leave out the checks and ordering an
+    /// allocation needs against those (DynaSOAr's heap: see [`Heap::allocate_sole`]). The
+    /// caller must know that the launch is such a launch.
+    #[inline(always)]
+    fn make_new_sole<T: Concrete + ClassSpec>(&self, value: &T) -> Option<RawHandle> {
+        self.make_new(value)
+    }
+
+    /// [`make_new_each`](Self::make_new_each) in a launch such as
+    /// [`make_new_sole`](Self::make_new_sole)'s.
+    #[inline(always)]
+    fn make_new_each_sole<T: Concrete + ClassSpec>(
+        &self,
+        count: u32,
+        value: impl FnMut(u32) -> T,
+        made: impl FnMut(u32, Option<RawHandle>),
+    ) -> u32 {
+        self.make_new_each(count, value, made)
+    }
+
     /// Room for `wanted` new objects of class `T` (1 up to `T`'s objects per block) in one
     /// block of their own: the address of a block of `T` whose slots `0..wanted` are fresh
     /// objects for the caller, which must store one in each (`RawHandle::new(address, k, ..)`
@@ -228,26 +251,32 @@ unsafe impl ObjectStore for Heap<'static> {
 
     #[inline(always)]
     fn make_new<T: Concrete + ClassSpec>(&self, value: &T) -> Option<RawHandle> {
-        let raw = self.allocate::<T>()?;
-        // SAFETY: a fresh object of class `T`, owned by this thread.
-        unsafe { T::store(raw, value) };
-        Some(raw)
+        self.make_with::<T, false>(value)
     }
 
     #[inline(always)]
     fn make_new_each<T: Concrete + ClassSpec>(
         &self,
         count: u32,
-        mut value: impl FnMut(u32) -> T,
-        mut made: impl FnMut(u32, Option<RawHandle>),
+        value: impl FnMut(u32) -> T,
+        made: impl FnMut(u32, Option<RawHandle>),
     ) -> u32 {
-        self.allocate_each::<T>(count, |k, raw| {
-            if let Some(raw) = raw {
-                // SAFETY: a fresh object of class `T`, owned by this thread.
-                unsafe { T::store(raw, &value(k)) };
-            }
-            made(k, raw);
-        })
+        self.make_each_with::<T, false>(count, value, made)
+    }
+
+    #[inline(always)]
+    fn make_new_sole<T: Concrete + ClassSpec>(&self, value: &T) -> Option<RawHandle> {
+        self.make_with::<T, true>(value)
+    }
+
+    #[inline(always)]
+    fn make_new_each_sole<T: Concrete + ClassSpec>(
+        &self,
+        count: u32,
+        value: impl FnMut(u32) -> T,
+        made: impl FnMut(u32, Option<RawHandle>),
+    ) -> u32 {
+        self.make_each_with::<T, true>(count, value, made)
     }
 
     /// Only in a heap without the paper's variants (NoCoal, NoShift, no last-block notes),
@@ -325,6 +354,37 @@ unsafe impl ObjectStore for Heap<'static> {
     }
 }
 
+impl Heap<'static> {
+    /// A new object of class `T` holding `value` (see [`ObjectStore::make_new`]); `SOLE`: as
+    /// [`ObjectStore::make_new_sole`].
+    #[inline(always)]
+    fn make_with<T: Concrete + ClassSpec, const SOLE: bool>(&self, value: &T) -> Option<RawHandle> {
+        let raw = if SOLE { self.allocate_sole::<T>() } else { self.allocate::<T>() }?;
+        // SAFETY: a fresh object of class `T`, owned by this thread.
+        unsafe { T::store(raw, value) };
+        Some(raw)
+    }
+
+    /// `count` new objects of class `T` (see [`ObjectStore::make_new_each`]); `SOLE`: as
+    /// [`ObjectStore::make_new_each_sole`].
+    #[inline(always)]
+    fn make_each_with<T: Concrete + ClassSpec, const SOLE: bool>(
+        &self,
+        count: u32,
+        mut value: impl FnMut(u32) -> T,
+        mut made: impl FnMut(u32, Option<RawHandle>),
+    ) -> u32 {
+        let store = |k: u32, raw: Option<RawHandle>| {
+            if let Some(raw) = raw {
+                // SAFETY: a fresh object of class `T`, owned by this thread.
+                unsafe { T::store(raw, &value(k)) };
+            }
+            made(k, raw);
+        };
+        if SOLE { self.allocate_each_sole::<T>(count, store) } else { self.allocate_each::<T>(count, store) }
+    }
+}
+
 /// One of two stores, told apart at run time by the header ([`ObjectStore::recognizes`]): the
 /// host's store, where one build of a model serves DynaSOAr's heap and the comparison suite's.
 #[derive(Clone, Copy)]
@@ -389,6 +449,21 @@ unsafe impl<A: ObjectStore, B: ObjectStore> ObjectStore for Either<A, B> {
         made: impl FnMut(u32, Option<RawHandle>),
     ) -> u32 {
         either!(self, s => s.make_new_each(count, value, made))
+    }
+
+    #[inline(always)]
+    fn make_new_sole<T: Concrete + ClassSpec>(&self, value: &T) -> Option<RawHandle> {
+        either!(self, s => s.make_new_sole(value))
+    }
+
+    #[inline(always)]
+    fn make_new_each_sole<T: Concrete + ClassSpec>(
+        &self,
+        count: u32,
+        value: impl FnMut(u32) -> T,
+        made: impl FnMut(u32, Option<RawHandle>),
+    ) -> u32 {
+        either!(self, s => s.make_new_each_sole(count, value, made))
     }
 
     #[inline(always)]

@@ -53,7 +53,12 @@ impl ClassSpec for R {
 }
 
 fn alloc<C: ClassSpec>(store: &Store) -> Option<RawHandle> {
-    allocate_in_group::<C, Store, DEFAULT_LOSSES_BEFORE_NEW_BLOCK>(store, WarpGroup::current())
+    allocate_in_group::<C, Store, DEFAULT_LOSSES_BEFORE_NEW_BLOCK, false>(store, WarpGroup::current())
+}
+
+/// An allocation in a launch that creates objects of `C` only and frees none of them.
+fn alloc_sole<C: ClassSpec>(store: &Store) -> Option<RawHandle> {
+    allocate_in_group::<C, Store, DEFAULT_LOSSES_BEFORE_NEW_BLOCK, true>(store, WarpGroup::current())
 }
 
 #[test]
@@ -229,4 +234,45 @@ fn runs_opened_at_once_on_one_entry_lose_no_slot() {
         assert_eq!(store.check(), vec![0]);
         assert_eq!(store.free_count.load(), 3, "every block free again");
     });
+}
+
+#[test]
+fn sole_allocations_take_no_slot_of_another_class() {
+    ROLLBACKS.store(0, std::sync::atomic::Ordering::Relaxed);
+    model(|| {
+        // An earlier launch: block 0 holds one B object and one free slot, and A's last-block
+        // note still names it (as a note left from before the block changed class does). Block
+        // 1 holds one A object (active for A); block 2 is free.
+        let store = Arc::new(Store::new(3, &[2, 2]));
+        let b = alloc::<B>(&store).unwrap();
+        let a = alloc::<A>(&store).unwrap();
+        let b_block = store.index_of(b);
+        assert_ne!(store.index_of(a), b_block);
+        store.last[0].store(b_block + 1);
+        // This launch creates A only and frees B only: T1 frees the B object (which empties
+        // its block and frees it, so that an A allocation may open it again), T2 and this
+        // thread allocate an A each, from the note, the active bitmap or a new block.
+        let t1 = {
+            let s = store.clone();
+            thread::spawn(move || s.free(b))
+        };
+        let t2 = {
+            let s = store.clone();
+            thread::spawn(move || alloc_sole::<A>(&s).unwrap())
+        };
+        let mine = alloc_sole::<A>(&store).unwrap();
+        t1.join().unwrap();
+        let theirs = t2.join().unwrap();
+        assert_ne!(mine, theirs);
+        for h in [a, mine, theirs] {
+            assert_eq!(h.type_id(), 0);
+            assert_eq!(store.blocks[store.index_of(h) as usize].type_id.load(), 0, "A object in a B block");
+        }
+        assert_eq!(store.errors.load(), 0);
+        assert_eq!(store.check(), vec![3, 0]);
+    });
+    assert!(
+        ROLLBACKS.load(std::sync::atomic::Ordering::Relaxed) > 0,
+        "no explored interleaving reserved in the B block through the note"
+    );
 }

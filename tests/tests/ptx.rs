@@ -200,6 +200,51 @@ fn frees_in_launches_that_create_nothing_have_no_fence() {
     );
 }
 
+/// A launch that creates one class only and frees none of it (`#[parallel(creates(Cat))]`)
+/// allocates through `Heap::allocate_sole`, whose reservations are relaxed: the allocation of
+/// `Cat::have_kitten` (undeclared: it may free, so blocks may change class during its launch)
+/// reserves with acquires, that of `Cat::have_declared_kitten` with none.
+#[test]
+fn allocations_in_launches_that_create_one_class_only_reserve_without_acquire() {
+    // Each function's name (its mangled symbol) and body, as `entry_bodies` for entry points.
+    let functions: Vec<(&str, &str)> = MODELS_PTX
+        .split(".func ")
+        .skip(1)
+        .map(|rest| {
+            // `.func (.param ..) NAME(` for functions that return a value, else `.func NAME(`.
+            let rest = rest.trim_start();
+            let named = if rest.starts_with('(') {
+                rest[rest.find(')').map_or(0, |i| i + 1)..].trim_start()
+            } else {
+                rest
+            };
+            let name = &named[..named.find('(').unwrap_or(named.len())];
+            (name, &named[..named.find("\n}").unwrap_or(named.len())])
+        })
+        .collect();
+    let allocator = |which: &str| {
+        functions
+            .iter()
+            .find(|(n, _)| n.contains(which) && n.contains("semantics3Cat"))
+            .unwrap_or_else(|| panic!("no out-of-line {which} of Cat"))
+    };
+    let (plain, plain_body) = allocator("Heap8allocate");
+    let (sole, sole_body) = allocator("Heap13allocate_sole");
+    let acquires = |body: &str| body.matches("atom.acquire.gpu").count();
+    println!("acquires: allocate {}, allocate_sole {}", acquires(plain_body), acquires(sole_body));
+    assert!(acquires(plain_body) > 0, "Heap::allocate's reservations are acquires");
+    assert_eq!(acquires(sole_body), 0, "Heap::allocate_sole reserves with relaxed ORs");
+    let bodies = entry_bodies(MODELS_PTX);
+    let calls = |entry: &str, f: &str| {
+        bodies.iter().find(|(n, _)| *n == entry).unwrap_or_else(|| panic!("no entry {entry}")).1.contains(f)
+    };
+    assert!(calls("dynasoar_do__Zoo__Cat__have_kitten", plain), "have_kitten allocates with Heap::allocate");
+    assert!(
+        calls("dynasoar_do__Zoo__Cat__have_declared_kitten", sole),
+        "have_declared_kitten (creates(Cat) only) allocates with Heap::allocate_sole"
+    );
+}
+
 fn find_ptxas() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("DYNASOAR_PTXAS").map(PathBuf::from)
         && p.is_file()

@@ -301,7 +301,19 @@ impl Heap<'_> {
     /// spilled 120 -> 172 bytes and ran 8% slower).
     #[inline(never)]
     pub fn allocate<C: ClassSpec>(&self) -> Option<RawHandle> {
-        allocate_in_group::<C, _, DEFAULT_LOSSES_BEFORE_NEW_BLOCK>(self, self.allocation_group())
+        allocate_in_group::<C, _, DEFAULT_LOSSES_BEFORE_NEW_BLOCK, false>(self, self.allocation_group())
+    }
+
+    /// [`allocate`](Self::allocate) in a launch that creates objects of class `C` only and
+    /// frees none of them (a method declared `#[parallel(creates(C))]`, freeing other classes
+    /// or none). Then no block of `C` changes class and no slot of `C` is reused before the
+    /// launch ends, and a free block can only be opened for `C`: a block found in `C`'s active
+    /// bitmap is reserved with a relaxed OR and no type read after it, and a hint's block has
+    /// its type read together with the reservation (see the allocator's `reserve_in`). The
+    /// caller must know that the launch is such a launch.
+    #[inline(never)]
+    pub fn allocate_sole<C: ClassSpec>(&self) -> Option<RawHandle> {
+        allocate_in_group::<C, _, DEFAULT_LOSSES_BEFORE_NEW_BLOCK, true>(self, self.allocation_group())
     }
 
     /// Allocate `count` objects of class `C` for this thread, `made(k, handle)` for the `k`-th
@@ -311,7 +323,23 @@ impl Heap<'_> {
     /// this thread's objects got none. Classes with runs of blocks take their objects one at a
     /// time, from runs.
     #[inline(always)]
-    pub fn allocate_each<C: ClassSpec>(
+    pub fn allocate_each<C: ClassSpec>(&self, count: u32, made: impl FnMut(u32, Option<RawHandle>)) -> u32 {
+        self.allocate_each_with::<C, false>(count, made)
+    }
+
+    /// [`allocate_each`](Self::allocate_each) in a launch such as
+    /// [`allocate_sole`](Self::allocate_sole)'s.
+    #[inline(always)]
+    pub fn allocate_each_sole<C: ClassSpec>(
+        &self,
+        count: u32,
+        made: impl FnMut(u32, Option<RawHandle>),
+    ) -> u32 {
+        self.allocate_each_with::<C, true>(count, made)
+    }
+
+    #[inline(always)]
+    fn allocate_each_with<C: ClassSpec, const SOLE: bool>(
         &self,
         count: u32,
         mut made: impl FnMut(u32, Option<RawHandle>),
@@ -319,13 +347,13 @@ impl Heap<'_> {
         if C::OWNS_BLOCKS && self.runs_enabled() {
             let mut missed = 0;
             for k in 0..count {
-                let raw = self.allocate::<C>();
+                let raw = if SOLE { self.allocate_sole::<C>() } else { self.allocate::<C>() };
                 missed += raw.is_none() as u32;
                 made(k, raw);
             }
             return missed;
         }
-        allocate_each_in_group::<C, _>(self, self.allocation_group(), count, made)
+        allocate_each_in_group::<C, _, SOLE>(self, self.allocation_group(), count, made)
     }
 
     /// The lanes an allocation serves together: those of `WarpGroup::current()`, or this lane
@@ -357,7 +385,7 @@ impl Heap<'_> {
     /// for active blocks `LOSSES` times in a row (0: never, the paper's loop). For tuning.
     #[inline]
     pub fn allocate_tuned<C: ClassSpec, const LOSSES: u32>(&self) -> Option<RawHandle> {
-        allocate_in_group::<C, _, LOSSES>(self, WarpGroup::current())
+        allocate_in_group::<C, _, LOSSES, false>(self, WarpGroup::current())
     }
 
     /// Allocate without combining requests within the warp (each thread its own leader); the
@@ -365,7 +393,7 @@ impl Heap<'_> {
     /// [`allocate`](Self::allocate) do this at run time).
     #[inline]
     pub fn allocate_uncoalesced<C: ClassSpec>(&self) -> Option<RawHandle> {
-        allocate_in_group::<C, _, DEFAULT_LOSSES_BEFORE_NEW_BLOCK>(self, WarpGroup::solo())
+        allocate_in_group::<C, _, DEFAULT_LOSSES_BEFORE_NEW_BLOCK, false>(self, WarpGroup::solo())
     }
 
     /// Free the object `handle` of a class of this heap (`C` may be any class of the heap: only
@@ -435,7 +463,7 @@ pub const DEFAULT_LOSSES_BEFORE_NEW_BLOCK: u32 = 0;
 /// Inlined into `Heap::allocate` and its variants: called out of line from there, its group
 /// went through the stack and the hand-out paid a second call (Linux Scalability on an H100).
 #[inline(always)]
-pub fn allocate_in_group<C: ClassSpec, S: BlockStore, const LOSSES: u32>(
+pub fn allocate_in_group<C: ClassSpec, S: BlockStore, const LOSSES: u32, const SOLE: bool>(
     store: &S,
     group: WarpGroup,
 ) -> Option<RawHandle> {
@@ -469,7 +497,7 @@ pub fn allocate_in_group<C: ClassSpec, S: BlockStore, const LOSSES: u32>(
     while handed_out < group.size {
         let mut grant = Grant { block: 0, slots: 0 };
         if group.is_leader() {
-            match search_or_open::<C, S, LOSSES>(store, group.size - handed_out, &mut seed) {
+            match search_or_open::<C, S, LOSSES, SOLE>(store, group.size - handed_out, &mut seed) {
                 Some(g) => grant = g,
                 None => grant.block = STARVED,
             }
@@ -535,7 +563,7 @@ pub const MAX_EACH: u32 = 1 << 26;
 /// more than [`MAX_EACH`] objects gets `None` past them, as out of memory (no heap holds that
 /// many).
 #[inline(always)]
-pub fn allocate_each_in_group<C: ClassSpec, S: BlockStore>(
+pub fn allocate_each_in_group<C: ClassSpec, S: BlockStore, const SOLE: bool>(
     store: &S,
     group: WarpGroup,
     asked: u32,
@@ -554,7 +582,7 @@ pub fn allocate_each_in_group<C: ClassSpec, S: BlockStore>(
     while handed_out < total {
         let mut grant = Grant { block: 0, slots: 0 };
         if group.is_leader() {
-            match search_or_open::<C, S, DEFAULT_LOSSES_BEFORE_NEW_BLOCK>(
+            match search_or_open::<C, S, DEFAULT_LOSSES_BEFORE_NEW_BLOCK, SOLE>(
                 store,
                 total - handed_out,
                 &mut seed,
@@ -649,7 +677,7 @@ struct Grant {
 /// The search of the active bitmap and the opening of new blocks (Alg. 1) for `wanted` slots
 /// of class `C`.
 #[inline(always)]
-fn search_or_open<C: ClassSpec, S: BlockStore, const LOSSES: u32>(
+fn search_or_open<C: ClassSpec, S: BlockStore, const LOSSES: u32, const SOLE: bool>(
     store: &S,
     wanted: u32,
     seed: &mut u64,
@@ -669,7 +697,7 @@ fn search_or_open<C: ClassSpec, S: BlockStore, const LOSSES: u32>(
         let hint = arch::place_hint();
         if hint < active.len()
             && active.get(hint)
-            && let Some(r) = reserve_in::<C, S>(store, hint, wanted, 0)
+            && let Some(r) = reserve_in::<C, S, SOLE>(store, hint, wanted, 0, true)
         {
             changed();
             return Some(Grant { block: store.block_addr(hint), slots: r.slots });
@@ -694,7 +722,7 @@ fn search_or_open<C: ClassSpec, S: BlockStore, const LOSSES: u32>(
         let at = noted & !NOTE_FULL;
         if at != 0 && at <= active.len() {
             if noted & NOTE_FULL == 0
-                && let Some(r) = reserve_in::<C, S>(store, at - 1, wanted, slot_seed(*seed))
+                && let Some(r) = reserve_in::<C, S, SOLE>(store, at - 1, wanted, slot_seed(*seed), false)
             {
                 if r.filled_block {
                     entry.store(noted | NOTE_FULL);
@@ -783,7 +811,7 @@ fn search_or_open<C: ClassSpec, S: BlockStore, const LOSSES: u32>(
                 }
             }
         };
-        if let Some(r) = reserve_in::<C, S>(store, index, wanted, slot_seed(*seed)) {
+        if let Some(r) = reserve_in::<C, S, SOLE>(store, index, wanted, slot_seed(*seed), true) {
             #[cfg(not(any(target_arch = "nvptx64", loom)))]
             arch::set_place_hint(index);
             note(index, r.filled_block);
@@ -825,20 +853,48 @@ fn load_latest64(a: &Atomic64) -> u64 {
 }
 
 /// Reserve up to `wanted` slots of block `index`, found through the active bitmap
-/// (Alg. 1, lines 9-17). The reservation if the block is of class `C`; `None` if it was full,
-/// or had been freed and reused for another class (the slots are then given back).
+/// (`found_active`) or a hint (Alg. 1, lines 9-17). The reservation if the block is of class
+/// `C`; `None` if it was full, or had been freed and reused for another class (the slots are
+/// then given back).
+///
+/// `SOLE`: the launch creates objects of `C` only and frees none (see
+/// [`Heap::allocate_sole`]). Then no block of `C` changes class or has a slot reused before
+/// the launch ends, and a free block can only be opened for `C`. So a block found in `C`'s
+/// active bitmap is `C`'s: the reservation needs neither the type read nor an acquire (what the
+/// block's opener published before it is nothing this thread reads). A hint may name a block of
+/// another class: its type is read together with the reservation (no round trip waits for the
+/// other), and where it reads `C` the block is `C`'s, stays so, and any slots the reservation
+/// got are `C`'s (a block still free has a full bitmap, and only `C` can open it); where it does
+/// not, the paper's order follows (a fence, then the type read).
 #[inline]
-fn reserve_in<C: ClassSpec, S: BlockStore>(
+fn reserve_in<C: ClassSpec, S: BlockStore, const SOLE: bool>(
     store: &S,
     index: u64,
     wanted: u32,
     seed: u32,
+    found_active: bool,
 ) -> Option<Reservation> {
     let block = store.block(index);
-    // The reservation is an acquire: it pairs with the fence of `initialize_free_block`, so the
-    // type read below is the one the block had when its bitmap let us in (or a later one).
-    let r = block.reserve(wanted, seed)?;
-    let type_id = block.type_id.load() as u8;
+    let r;
+    let type_id;
+    if SOLE {
+        let seen = if found_active { C::TYPE_ID } else { block.type_id.load() as u8 };
+        r = block.reserve_relaxed(wanted, seed)?;
+        if seen == C::TYPE_ID {
+            type_id = seen;
+        } else {
+            // Acquire: the relaxed reservation and this fence pair with the opener's release as
+            // the acquire reservation below does.
+            arch::fence();
+            type_id = block.type_id.load() as u8;
+        }
+    } else {
+        // The reservation is an acquire: it pairs with the fence of `initialize_free_block`, so
+        // the type read below is the one the block had when its bitmap let us in (or a later
+        // one).
+        r = block.reserve(wanted, seed)?;
+        type_id = block.type_id.load() as u8;
+    }
     if r.filled_block {
         store.active(type_id).clear(index);
     }

@@ -93,7 +93,7 @@ impl ClassSpec for Four {
 /// that only the store's last-block note can steer it.
 fn allocate_four(store: &VecStore) -> RawHandle {
     arch::set_place_hint(arch::NO_HINT);
-    allocate_in_group::<Four, _, DEFAULT_LOSSES_BEFORE_NEW_BLOCK>(store, WarpGroup::solo())
+    allocate_in_group::<Four, _, DEFAULT_LOSSES_BEFORE_NEW_BLOCK, false>(store, WarpGroup::solo())
         .expect("memory left")
 }
 
@@ -201,6 +201,27 @@ impl ClassSpec for Two {
     const NAME: &'static str = "Two";
 }
 
+/// In a launch that creates one class only and frees none of it (`SOLE`), a block named by a
+/// hint (a note) may still be another class's: its type is read with the reservation, and the
+/// slots go back as in the paper's order. A block of the class itself is reserved in.
+#[test]
+fn a_sole_reservation_through_a_hint_checks_the_blocks_class() {
+    let store = VecStore::new(4, &[Four::OBJECTS_PER_BLOCK, Two::OBJECTS_PER_BLOCK]);
+    let b = open_block::<Two, _>(&store, 1).expect("a free block");
+    let before = store.block(b).alloc.load();
+    assert!(
+        reserve_in::<Four, _, true>(&store, b, 1, 0, false).is_none(),
+        "nothing for `Four` in a `Two` block"
+    );
+    assert_eq!(store.block(b).alloc.load(), before, "the slot went back");
+    assert!(store.active(1).get(b), "active again for its own class");
+    assert_eq!(store.check(), vec![0, 1]);
+    let f = open_block::<Four, _>(&store, 1).expect("a free block");
+    let r = reserve_in::<Four, _, true>(&store, f, 1, 0, false).expect("a free slot of `Four`");
+    assert_eq!(r.slots.count_ones(), 1);
+    assert_eq!(store.check(), vec![2, 1]);
+}
+
 /// A reservation in a block that another class holds now gives its slots back as that class's:
 /// the block's objects and bits as before, active again where the reservation had filled it,
 /// and a block that the give-back leaves empty stays allocated and active for its class,
@@ -211,7 +232,10 @@ fn a_reservation_in_a_block_of_another_class_is_given_back() {
     let b = open_block::<Two, _>(&store, 1).expect("a free block");
     let before = store.block(b).alloc.load();
     // A leader of `Four` that found block `b` (say through a stale note) takes its last slot.
-    assert!(reserve_in::<Four, _>(&store, b, 1, 0).is_none(), "nothing for `Four` in a `Two` block");
+    assert!(
+        reserve_in::<Four, _, false>(&store, b, 1, 0, true).is_none(),
+        "nothing for `Four` in a `Two` block"
+    );
     assert_eq!(store.block(b).alloc.load(), before, "the slot went back");
     assert!(store.active(1).get(b), "the reservation filled the block; the give-back made it active again");
     assert_eq!(store.stranded.load(), 0);
@@ -230,7 +254,8 @@ fn a_reservation_in_a_block_of_another_class_is_given_back() {
     assert_eq!(store.check(), vec![0, 0]);
     // Its class allocates there next, and the free that empties it frees it.
     arch::set_place_hint(arch::NO_HINT);
-    let h = allocate_in_group::<Two, _, DEFAULT_LOSSES_BEFORE_NEW_BLOCK>(&store, WarpGroup::solo()).unwrap();
+    let h = allocate_in_group::<Two, _, DEFAULT_LOSSES_BEFORE_NEW_BLOCK, false>(&store, WarpGroup::solo())
+        .unwrap();
     assert_eq!(store.index_of(h), b);
     store.free(h);
     assert!(store.free_blocks().get(b), "freed");
@@ -248,12 +273,12 @@ fn a_lane_the_hand_out_skips_is_reported_as_an_allocator_fault() {
     let store = VecStore::new(16, &[Four::OBJECTS_PER_BLOCK]);
     arch::set_place_hint(arch::NO_HINT);
     let served = WarpGroup { mask: 0b11, leader: 0, rank: 1, size: 2 };
-    let h = allocate_in_group::<Four, _, DEFAULT_LOSSES_BEFORE_NEW_BLOCK>(&store, served);
+    let h = allocate_in_group::<Four, _, DEFAULT_LOSSES_BEFORE_NEW_BLOCK, false>(&store, served);
     assert!(h.is_some(), "rank 1 of 2 gets the group's second slot");
     assert_eq!((store.errors.load(), store.misses.load()), (0, 0));
 
     let skipped = WarpGroup { mask: 0b11, leader: 0, rank: 2, size: 2 };
-    let h = allocate_in_group::<Four, _, DEFAULT_LOSSES_BEFORE_NEW_BLOCK>(&store, skipped);
+    let h = allocate_in_group::<Four, _, DEFAULT_LOSSES_BEFORE_NEW_BLOCK, false>(&store, skipped);
     assert_eq!(h, None, "no slot of the group's grant is the skipped lane's");
     assert_eq!(store.errors.load(), crate::errors::SKIPPED_LANE, "an allocator fault, not out of memory");
     assert_eq!(store.misses.load(), 1, "counted as a coalescing miss");
@@ -268,7 +293,8 @@ fn a_lane_gets_its_objects_over_several_blocks_and_none_past_the_heap() {
     let store = VecStore::new(5, &[Four::OBJECTS_PER_BLOCK]);
     arch::set_place_hint(arch::NO_HINT);
     let mut got = Vec::new();
-    let missed = allocate_each_in_group::<Four, _>(&store, WarpGroup::solo(), 10, |k, h| got.push((k, h)));
+    let missed =
+        allocate_each_in_group::<Four, _, false>(&store, WarpGroup::solo(), 10, |k, h| got.push((k, h)));
     assert_eq!(missed, 0);
     assert_eq!(got.iter().map(|&(k, _)| k).collect::<Vec<_>>(), (0..10).collect::<Vec<_>>(), "k ascending");
     let handles: HashSet<RawHandle> = got.iter().map(|&(_, h)| h.expect("memory left")).collect();
@@ -283,7 +309,8 @@ fn a_lane_gets_its_objects_over_several_blocks_and_none_past_the_heap() {
 
     // 20 slots in all, 10 taken: of 14 more, 10 are made and 4 are not.
     let mut got = Vec::new();
-    let missed = allocate_each_in_group::<Four, _>(&store, WarpGroup::solo(), 14, |k, h| got.push((k, h)));
+    let missed =
+        allocate_each_in_group::<Four, _, false>(&store, WarpGroup::solo(), 14, |k, h| got.push((k, h)));
     assert_eq!(missed, 4);
     assert_eq!(got.iter().map(|&(k, _)| k).collect::<Vec<_>>(), (0..14).collect::<Vec<_>>());
     assert!(
