@@ -266,7 +266,7 @@ impl Alive {
 
     /// Phase 4: a new cell creates candidates in its empty neighbour cells; a dying cell
     /// becomes a candidate.
-    #[parallel]
+    #[parallel(creates(Candidate), frees(Alive))]
     pub fn update(this: Obj<Self>, dev: &Device<GolHeap>, world: World) {
         let action = this.action();
         if action == action::NONE {
@@ -314,7 +314,7 @@ impl Candidate {
     }
 
     /// Phase 3: become a new alive cell, or vanish.
-    #[parallel]
+    #[parallel(creates(Alive), frees(Candidate))]
     pub fn update(this: Obj<Self>, dev: &Device<GolHeap>, world: World) {
         let action = this.action();
         if action == action::NONE {

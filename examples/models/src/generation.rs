@@ -311,7 +311,7 @@ impl Alive {
 
     /// Phase 4: a new cell creates candidates in its empty neighbour cells; a dying cell
     /// becomes a candidate in the first dying state.
-    #[parallel]
+    #[parallel(creates(Candidate), frees(Alive))]
     pub fn update(this: Obj<Self>, dev: &Device<GenerationHeap>, world: World) {
         let action = this.action();
         if action == action::NONE {
@@ -368,7 +368,7 @@ impl Candidate {
     }
 
     /// Phase 3: come alive, or vanish (dying candidates have no action).
-    #[parallel]
+    #[parallel(creates(Alive), frees(Candidate))]
     pub fn update(this: Obj<Self>, dev: &Device<GenerationHeap>, world: World) {
         let action = this.action();
         if action == action::NONE {
