@@ -138,11 +138,28 @@ fn target_sm(ptx: &str) -> u32 {
 
 /// Each entry point's name and body (up to the first line that is only `}`).
 fn entry_bodies(ptx: &str) -> Vec<(&str, &str)> {
-    ptx.split(".entry ")
+    bodies(ptx, ".entry ")
+}
+
+/// Each function's name (its mangled symbol) and body, as [`entry_bodies`] for entry points.
+fn function_bodies(ptx: &str) -> Vec<(&str, &str)> {
+    bodies(ptx, ".func ")
+}
+
+/// The name and body of each `directive` (`.entry ` or `.func `): `directive NAME(`, or
+/// `directive (.param ..) NAME(` for a function that returns a value.
+fn bodies<'a>(ptx: &'a str, directive: &str) -> Vec<(&'a str, &'a str)> {
+    ptx.split(directive)
         .skip(1)
         .map(|rest| {
-            let name = &rest[..rest.find('(').unwrap_or(rest.len())];
-            (name, &rest[..rest.find("\n}").unwrap_or(rest.len())])
+            let rest = rest.trim_start();
+            let named = if rest.starts_with('(') {
+                rest[rest.find(')').map_or(0, |i| i + 1)..].trim_start()
+            } else {
+                rest
+            };
+            let name = &named[..named.find('(').unwrap_or(named.len())];
+            (name, &named[..named.find("\n}").unwrap_or(named.len())])
         })
         .collect()
 }
@@ -206,22 +223,7 @@ fn frees_in_launches_that_create_nothing_have_no_fence() {
 /// reserves with acquires, that of `Cat::have_declared_kitten` with none.
 #[test]
 fn allocations_in_launches_that_create_one_class_only_reserve_without_acquire() {
-    // Each function's name (its mangled symbol) and body, as `entry_bodies` for entry points.
-    let functions: Vec<(&str, &str)> = MODELS_PTX
-        .split(".func ")
-        .skip(1)
-        .map(|rest| {
-            // `.func (.param ..) NAME(` for functions that return a value, else `.func NAME(`.
-            let rest = rest.trim_start();
-            let named = if rest.starts_with('(') {
-                rest[rest.find(')').map_or(0, |i| i + 1)..].trim_start()
-            } else {
-                rest
-            };
-            let name = &named[..named.find('(').unwrap_or(named.len())];
-            (name, &named[..named.find("\n}").unwrap_or(named.len())])
-        })
-        .collect();
+    let functions = function_bodies(MODELS_PTX);
     let allocator = |which: &str| {
         functions
             .iter()
