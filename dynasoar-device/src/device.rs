@@ -286,7 +286,11 @@ impl<A: AllocatorSpec> Device<A> {
 
     /// Free `obj`. Inside a `parallel_do` over a class, the only object of that class a thread
     /// may free is its own `this` (paper section 2.1); objects of other classes may be freed.
-    #[inline]
+    ///
+    /// Always inlined: the launch's declared effects (constants of its kernel) choose the
+    /// free's form, and out of line one function served every kernel with its effects read
+    /// at run time (and all forms compiled into it).
+    #[inline(always)]
     pub fn free<T>(&self, obj: Obj<T>)
     where
         T: MemberOf<A>,
@@ -311,6 +315,13 @@ impl<A: AllocatorSpec> Device<A> {
         // order the thread's accesses to the object before such a reuse.
         if self.effects.creates == 0 {
             self.store.free_in_launch_creating_nothing::<T>(raw);
+        } else if self.effects.creates & T::SUBTREE == 0 && !T::OWNS_BLOCKS {
+            // Nor does one that creates objects of other classes only reuse the slot, or the
+            // block if the store keeps emptied blocks from them until the launch ends. (A
+            // class with runs of blocks is left out: an allocation that runs out of blocks
+            // releases every class's runs, which frees blocks. `#[soa_class]` classes have
+            // none.)
+            self.store.free_in_launch_not_creating_its_class::<T>(raw);
         } else {
             self.store.free::<T>(raw);
         }

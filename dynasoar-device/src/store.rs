@@ -152,6 +152,16 @@ pub unsafe trait ObjectStore: Copy + 'static {
         self.free::<T>(raw);
     }
 
+    /// [`free`](Self::free) in a launch that creates objects, but none of `raw`'s class. A
+    /// store may then leave out the ordering against a reuse in the same launch if it also
+    /// keeps every block that such frees empty from other classes until the launch ends
+    /// (DynaSOAr's heap: [`Heap::free_in_launch_not_creating_its_class`]). The caller must
+    /// know that nothing in the launch allocates an object of `raw`'s class.
+    #[inline(always)]
+    fn free_in_launch_not_creating_its_class<T: ClassSpec>(&self, raw: RawHandle) {
+        self.free::<T>(raw);
+    }
+
     /// Before `raw` is freed: keep its class's current enumeration list right without it (see
     /// [`Heap::unlist`]). Only for classes whose list the host keeps through frees
     /// ([`DoParams::keep`](crate::launch::DoParams)); a store that lists no classes does nothing.
@@ -297,6 +307,11 @@ unsafe impl ObjectStore for Heap<'static> {
     #[inline(always)]
     fn free_in_launch_creating_nothing<T: ClassSpec>(&self, raw: RawHandle) {
         Heap::free_in_launch_creating_nothing::<T>(self, raw);
+    }
+
+    #[inline(always)]
+    fn free_in_launch_not_creating_its_class<T: ClassSpec>(&self, raw: RawHandle) {
+        Heap::free_in_launch_not_creating_its_class::<T>(self, raw);
     }
 
     #[inline(always)]
@@ -479,6 +494,11 @@ unsafe impl<A: ObjectStore, B: ObjectStore> ObjectStore for Either<A, B> {
     #[inline(always)]
     fn free_in_launch_creating_nothing<T: ClassSpec>(&self, raw: RawHandle) {
         either!(self, s => s.free_in_launch_creating_nothing::<T>(raw))
+    }
+
+    #[inline(always)]
+    fn free_in_launch_not_creating_its_class<T: ClassSpec>(&self, raw: RawHandle) {
+        either!(self, s => s.free_in_launch_not_creating_its_class::<T>(raw))
     }
 
     #[inline(always)]

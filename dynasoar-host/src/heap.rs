@@ -606,8 +606,9 @@ pub struct SnapshotSummary {
     pub classes: Vec<(u64, u64)>,
     /// Slots reserved for runs and not handed out yet (all classes).
     pub reserved_slots: u64,
-    /// Allocated blocks without objects, which the allocator's give-back stranded (counted in
-    /// `classes` too).
+    /// Allocated blocks without objects, which the allocator left with their class (a
+    /// give-back's race, or frees in launches that created none of the class, until the
+    /// class's next enumeration; counted in `classes` too).
     pub empty_blocks: u64,
 }
 
@@ -699,9 +700,9 @@ impl HeapSnapshot {
     /// Check every invariant that holds when no kernel is running: bitmap levels consistent;
     /// each block free or allocated to exactly one class, of that class's type; active exactly
     /// when allocated and not full; no allocated block empty (a run's reserved slots count as
-    /// allocated) but those the allocator's give-back stranded (at most as many as it counted,
-    /// `HeapState::stranded_blocks`); slots reserved for runs allocated; the free count equal
-    /// to the free bitmap.
+    /// allocated) but those the allocator left with their class (at most as many of each
+    /// class as it counted, `Heap::stranded_blocks`); slots reserved for runs allocated; the
+    /// free count equal to the free bitmap.
     pub fn check(&self) -> std::result::Result<SnapshotSummary, String> {
         let heap = self.heap();
         let free = heap.free_blocks();
@@ -750,7 +751,7 @@ impl HeapSnapshot {
                         return Err(format!("block {index} of {} lost preset bits: {alloc:#x}", class.name));
                     }
                     if alloc == preset {
-                        empty.push(index);
+                        empty.push((index, *c));
                     }
                     let reserved = !block.handed.load() & !preset;
                     if reserved & !alloc != 0 {
@@ -787,11 +788,16 @@ impl HeapSnapshot {
         if state_free != summary.free_blocks {
             return Err(format!("free-block count {state_free} but {} blocks are free", summary.free_blocks));
         }
-        let stranded = heap.state().stranded_blocks.load();
-        if empty.len() as u64 > stranded as u64 {
-            return Err(format!(
-                "blocks {empty:?} are allocated but empty (the allocator stranded {stranded} blocks)"
-            ));
+        for (c, class) in self.classes.iter().enumerate() {
+            let mine: Vec<u64> = empty.iter().filter(|e| e.1 == c as u8).map(|e| e.0).collect();
+            let stranded = heap.stranded_blocks(c as u8).load();
+            if mine.len() as u64 > stranded as u64 {
+                return Err(format!(
+                    "blocks {mine:?} of {} are allocated but empty (the allocator left {stranded} such \
+                     blocks)",
+                    class.name
+                ));
+            }
         }
         summary.empty_blocks = empty.len() as u64;
         Ok(summary)
@@ -914,22 +920,65 @@ mod tests {
         heap.take_errors(&exec, &["next"]).unwrap();
     }
 
-    /// An allocated block without objects is a leak unless the allocator's give-back stranded
-    /// it: the check fails until the heap counts as many stranded blocks.
+    /// An allocated block without objects is a leak unless the allocator left it with its
+    /// class (a give-back's race, or a free in a launch creating none of the class): the
+    /// check fails until the heap counts as many such blocks of that class.
     #[test]
-    fn the_check_allows_as_many_empty_blocks_as_were_stranded() {
+    fn the_check_allows_as_many_empty_blocks_of_a_class_as_it_counted() {
         let (exec, heap) = cpu_heap(1 << 20);
         allocate(&heap, 0, 3, 0b101);
         allocate(&heap, 1, 5, 0);
         allocate(&heap, 0, 9, 0);
         let err = heap.snapshot(&exec).unwrap().check().unwrap_err();
-        assert!(err.contains("blocks [5, 9] are allocated but empty"), "{err}");
-        view(&heap).state().stranded_blocks.store(1);
-        assert!(heap.snapshot(&exec).unwrap().check().is_err(), "two empty blocks, one stranded");
-        view(&heap).state().stranded_blocks.store(2);
+        assert!(err.contains("blocks [9] of A are allocated but empty"), "{err}");
+        view(&heap).stranded_blocks(1).store(2);
+        let err = heap.snapshot(&exec).unwrap().check().unwrap_err();
+        assert!(err.contains("blocks [9] of A"), "another class's count does not cover it: {err}");
+        view(&heap).stranded_blocks(0).store(1);
         let summary = heap.snapshot(&exec).unwrap().check().unwrap();
         assert_eq!(summary.classes, vec![(2, 2), (1, 0)]);
         assert_eq!(summary.empty_blocks, 2);
+        view(&heap).stranded_blocks(1).store(0);
+        let err = heap.snapshot(&exec).unwrap().check().unwrap_err();
+        assert!(err.contains("blocks [5] of B"), "{err}");
+    }
+
+    /// An enumeration anew frees the empty blocks of its class (those that frees or a
+    /// give-back left with the class) instead of listing them, and resets the class's count
+    /// of them; in both forms. Another class's empty block and count stay as they were.
+    #[test]
+    fn an_enumeration_frees_the_empty_blocks_of_its_class() {
+        let (exec, heap) = cpu_heap(8 << 20);
+        for form in [Enumeration::Flat, Enumeration::Hierarchical] {
+            let with = [3u64, 64, 70, 200];
+            let empty = [4u64, 65, 130, 4100];
+            for &i in &with {
+                allocate(&heap, 0, i, 1 << (i % 64));
+            }
+            for &i in &empty {
+                allocate(&heap, 0, i, 0);
+            }
+            allocate(&heap, 1, 5, 0);
+            view(&heap).stranded_blocks(0).store(4);
+            view(&heap).stranded_blocks(1).store(1);
+            let free = view(&heap).state().free_blocks.load();
+            let want: Vec<(u32, u64)> = with.iter().map(|&i| (i as u32, 1 << (i % 64))).collect();
+            assert_eq!(listed(&exec, &heap, 0, form, true), want, "{form:?}");
+            let h = view(&heap);
+            for &i in &empty {
+                assert!(
+                    h.free_blocks().get(i) && !h.allocated(0).get(i) && !h.active(0).get(i),
+                    "{form:?}: block {i} freed"
+                );
+                assert_eq!((h.block(i).alloc.load(), h.block(i).handed.load()), (u64::MAX, 0));
+            }
+            assert_eq!(h.state().free_blocks.load(), free + 4, "{form:?}");
+            assert_eq!((h.stranded_blocks(0).load(), h.stranded_blocks(1).load()), (0, 1), "{form:?}");
+            let summary = heap.snapshot(&exec).unwrap().check().unwrap();
+            assert_eq!(summary.empty_blocks, 1, "{form:?}: class 1's");
+            assert_eq!(listed(&exec, &heap, 0, form, false), want, "{form:?} unchanged");
+            heap.reset(&exec).unwrap();
+        }
     }
 
     /// Both forms, launched as the runtime launches them, list every allocated block of the

@@ -693,6 +693,55 @@ fn frees_keep_lists_on_gpu() {
     frees_keep_lists(Backend::Cuda, "frees_keep_lists_on_gpu");
 }
 
+/// A launch that frees objects of one class and creates objects of another only keeps the
+/// blocks its frees empty with their class (`Heap::free_in_launch_not_creating_its_class`):
+/// the dogs made in the cats' place go to other blocks, the heap's check counts the kept
+/// blocks, and the cats' next listing anew frees those that no cat filled since.
+fn frees_keep_their_emptied_blocks(backend: Backend, test: &str) {
+    if backend == Backend::Cuda && gpu_executor(test).is_none() {
+        return;
+    }
+    let rt = profiled_zoo(backend, test, true);
+    let heap = rt.heap().expect("a DynaSOAr heap");
+    let check = || {
+        heap.snapshot(rt.executor())
+            .unwrap()
+            .check()
+            .unwrap_or_else(|e| panic!("{test}: heap inconsistent: {e}"))
+    };
+    let cat = Cat::TYPE_ID as usize;
+    rt.parallel_new(Registry::create, 1).unwrap();
+    rt.parallel_do_with(Registry::populate, 2000u32).unwrap();
+    let cat_blocks = check().classes[cat].0;
+    assert!(cat_blocks > 4, "{test}: {cat_blocks} blocks of cats");
+    rt.parallel_do(Cat::make_way_for_a_dog).unwrap();
+    let kept = check();
+    assert_eq!(kept.classes[cat], (cat_blocks, 0), "{test}: no cat left, every block of theirs kept");
+    assert_eq!(kept.empty_blocks, cat_blocks, "{test}");
+    let mut ids: Vec<u32> = rt.collect::<Animal>().unwrap().iter().map(|a| a.id).collect();
+    ids.sort();
+    let mut want: Vec<u32> = (1000..3000).chain(300_000..302_000).collect();
+    want.sort();
+    assert_eq!(ids, want, "{test}: the dogs, old and new");
+    // `populate` may change any class: the cats' next listing is made anew.
+    rt.parallel_do_with(Registry::populate, 10u32).unwrap();
+    rt.parallel_do(Animal::tick).unwrap();
+    let listed = check();
+    assert_eq!(listed.empty_blocks, 0, "{test}: the cats' listing freed their empty blocks");
+    assert!(listed.classes[cat].0 < cat_blocks / 2, "{test}: {:?}", listed.classes[cat]);
+    assert_eq!(rt.count::<Cat>().unwrap(), 10, "{test}");
+}
+
+#[test]
+fn frees_keep_their_emptied_blocks_on_cpu() {
+    frees_keep_their_emptied_blocks(Backend::Cpu, "frees_keep_their_emptied_blocks_on_cpu");
+}
+
+#[test]
+fn frees_keep_their_emptied_blocks_on_gpu() {
+    frees_keep_their_emptied_blocks(Backend::Cuda, "frees_keep_their_emptied_blocks_on_gpu");
+}
+
 /// A method that creates or frees objects of a class it did not declare is refused: nothing
 /// is created, and the runtime reports which kernel did it.
 #[test]

@@ -92,9 +92,10 @@ pub trait BlockStore {
     fn initializing(&self) -> &Atomic32;
     /// Lanes that left a warp's hand-out without a slot and allocated alone.
     fn coalescing_misses(&self) -> &Atomic32;
-    /// Blocks that a give-back left empty and allocated (see `give_back`: a reservation in a
-    /// block that another class took since gives its slots back without freeing the block).
-    fn stranded_blocks(&self) -> &Atomic32;
+    /// At most how many allocated blocks of `class` are empty: those a give-back left so (see
+    /// `give_back`: a reservation in a block that another class took since gives its slots
+    /// back without freeing the block) and those a free kept (see `release_slots`).
+    fn stranded_blocks(&self, class: u8) -> &Atomic32;
     /// Leaders that gave up for lack of blocks.
     fn starved_leaders(&self) -> &Atomic32;
     /// Objects per block of `class`.
@@ -189,8 +190,8 @@ impl BlockStore for Heap<'_> {
         &self.state().coalescing_misses
     }
     #[inline(always)]
-    fn stranded_blocks(&self) -> &Atomic32 {
-        &self.state().stranded_blocks
+    fn stranded_blocks(&self, class: u8) -> &Atomic32 {
+        Heap::stranded_blocks(self, class)
     }
     #[inline(always)]
     fn class_objects(&self, class: u8) -> u32 {
@@ -402,7 +403,7 @@ impl Heap<'_> {
     /// corrupting the heap.
     #[inline]
     pub fn free<C: ClassSpec>(&self, handle: RawHandle) {
-        self.free_with_block_bytes::<true>(handle, C::BLOCK_BYTES)
+        self.free_with_block_bytes::<true, false>(handle, C::BLOCK_BYTES)
     }
 
     /// [`free`](Self::free) in a launch in which nothing allocates in this heap: without the
@@ -413,19 +414,40 @@ impl Heap<'_> {
     /// that create nothing").
     #[inline]
     pub fn free_in_launch_creating_nothing<C: ClassSpec>(&self, handle: RawHandle) {
-        self.free_with_block_bytes::<false>(handle, C::BLOCK_BYTES)
+        self.free_with_block_bytes::<false, false>(handle, C::BLOCK_BYTES)
+    }
+
+    /// [`free`](Self::free) in a launch in which no object of `handle`'s class is allocated
+    /// in this heap (other classes may be): without the fence, and a block that the free
+    /// empties stays allocated to its class instead of going back to the free blocks. Then
+    /// neither the slot nor the block can be reused before the launch ends: the class
+    /// allocates nothing, and no other class can open the block. The next enumeration that
+    /// lists the class anew frees its empty blocks (the heap counts them until then,
+    /// [`Heap::stranded_blocks`]); a later launch that creates objects of the class may fill
+    /// them first. On an H200 the fence cost the Game of Life about 4% of its run, whose cells
+    /// of one kind are freed in the launch that creates the other kind
+    /// (docs/performance-log.md, "Frees that keep their emptied blocks").
+    #[inline]
+    pub fn free_in_launch_not_creating_its_class<C: ClassSpec>(&self, handle: RawHandle) {
+        self.free_with_block_bytes::<false, true>(handle, C::BLOCK_BYTES)
     }
 
     /// [`free`](Self::free) without a class at hand (divides by the run-time block size).
     #[inline]
     pub fn free_untyped(&self, handle: RawHandle) {
-        self.free_with_block_bytes::<true>(handle, self.config().block_bytes)
+        self.free_with_block_bytes::<true, false>(handle, self.config().block_bytes)
     }
 
     /// The free; `ORDERED`: with the fence before the bitmap's write (see
-    /// [`free_in_launch_creating_nothing`](Self::free_in_launch_creating_nothing)).
+    /// [`free_in_launch_creating_nothing`](Self::free_in_launch_creating_nothing)); `KEEP`:
+    /// an emptied block stays with its class (see
+    /// [`free_in_launch_not_creating_its_class`](Self::free_in_launch_not_creating_its_class)).
     #[inline(always)]
-    fn free_with_block_bytes<const ORDERED: bool>(&self, handle: RawHandle, block_bytes: u64) {
+    fn free_with_block_bytes<const ORDERED: bool, const KEEP: bool>(
+        &self,
+        handle: RawHandle,
+        block_bytes: u64,
+    ) {
         if handle.is_null() {
             self.raise(crate::errors::NULL_HANDLE);
             return;
@@ -439,7 +461,7 @@ impl Heap<'_> {
             // Release: this thread's writes to the object happen before the slot is reused.
             arch::fence();
         }
-        release_slot(self, block_at(addr), index, handle.slot(), handle.type_id(), preset);
+        release_slot::<_, KEEP>(self, block_at(addr), index, handle.slot(), handle.type_id(), preset);
     }
 }
 
@@ -931,7 +953,7 @@ fn give_back<S: BlockStore>(store: &S, block: &BlockHeader, index: u64, slots: u
             store.active(type_id).set(index);
         }
         if release.emptied {
-            store.stranded_blocks().reduce_add(1);
+            store.stranded_blocks(type_id).reduce_add(1);
         }
     }
     store.class_changed(type_id, flags);
@@ -1017,9 +1039,10 @@ fn claim_free_blocks<S: BlockStore>(store: &S, count: u64) -> bool {
     true
 }
 
-/// Free `slot` of block `index` of class `type_id` (Alg. 2), updating the block bitmaps.
+/// Free `slot` of block `index` of class `type_id` (Alg. 2), updating the block bitmaps;
+/// `KEEP`: a block this empties stays allocated to its class (see `release_slots`).
 #[inline]
-pub fn release_slot<S: BlockStore>(
+pub fn release_slot<S: BlockStore, const KEEP: bool>(
     store: &S,
     block: &BlockHeader,
     index: u64,
@@ -1028,7 +1051,7 @@ pub fn release_slot<S: BlockStore>(
     preset: u64,
 ) {
     let flags = store.class_flags(type_id);
-    if !release_slots(store, block, index, 1 << slot, type_id, preset) {
+    if !release_slots::<S, KEEP>(store, block, index, 1 << slot, type_id, preset) {
         store.raise(crate::errors::DOUBLE_FREE);
         return;
     }
@@ -1037,8 +1060,16 @@ pub fn release_slot<S: BlockStore>(
 
 /// Free the slots `mask` of block `index` of class `type_id` (Alg. 2 for several slots at
 /// once), updating the block bitmaps; `false` if any of them was not allocated.
+///
+/// `KEEP` (in a launch that allocates no object of the class): a block this empties is not
+/// freed but stays allocated to its class, and active, as a give-back's stranded block does
+/// (`stranded_blocks` counts it), until the class's next enumeration anew frees it
+/// ([`free_empty_block`]) or an allocation of the class fills it first. No one reaches it
+/// before the launch ends: the class allocates nothing, and no other class can open a block
+/// that is not free. So the frees that empty it need not order their accesses to its objects
+/// before a reuse: the launch's end does.
 #[inline]
-fn release_slots<S: BlockStore>(
+fn release_slots<S: BlockStore, const KEEP: bool>(
     store: &S,
     block: &BlockHeader,
     index: u64,
@@ -1051,6 +1082,12 @@ fn release_slots<S: BlockStore>(
     };
     if release.was_full {
         store.active(type_id).set(index);
+    }
+    if KEEP {
+        if release.emptied {
+            store.stranded_blocks(type_id).reduce_add(1);
+        }
+        return true;
     }
     let deactivate = || store.active(type_id).clear(index);
     if release.emptied && block.invalidate(preset, deactivate) {
@@ -1068,6 +1105,25 @@ fn release_slots<S: BlockStore>(
         store.free_count().reduce_add(1);
     }
     true
+}
+
+/// Free block `index`, allocated to `class` and empty (a block that a give-back or a free left
+/// with its class, see `release_slots`), in a kernel that runs alone on the heap (the
+/// enumerations): nothing reserves in the block or frees in it meanwhile, so the free needs
+/// neither the invalidation's retries nor fences (the launch's end orders it before the next
+/// kernel). The block ends as a free block does: its bitmap full (a stale hint's reservation
+/// fails), nothing handed out, in no class's bitmaps but the free one.
+#[inline(always)]
+pub fn free_empty_block<S: BlockStore>(store: &S, index: u64, class: u8) {
+    let block = store.block(index);
+    block.alloc.swap(u64::MAX);
+    block.handed.swap(0);
+    // An empty block is active (it has room); `try_clear`, so that a heap that is not as it
+    // should be cannot hang here (its check then names the block).
+    store.active(class).try_clear(index);
+    store.allocated(class).try_clear(index);
+    store.free_blocks().set(index);
+    store.free_count().reduce_add(1);
 }
 
 #[cfg(all(test, not(loom)))]

@@ -263,7 +263,7 @@ fn release<S: BlockStore>(store: &S, class: u8, run: Run) -> bool {
         block.handed.reduce_or(slots);
         // Release: whoever reserves them once they are freed below sees their handed bits.
         arch::fence();
-        if !release_slots(store, block, index, slots, class, preset) {
+        if !release_slots::<S, false>(store, block, index, slots, class, preset) {
             store.raise(crate::errors::DOUBLE_FREE);
         }
     });

@@ -238,7 +238,7 @@ fn a_reservation_in_a_block_of_another_class_is_given_back() {
     );
     assert_eq!(store.block(b).alloc.load(), before, "the slot went back");
     assert!(store.active(1).get(b), "the reservation filled the block; the give-back made it active again");
-    assert_eq!(store.stranded.load(), 0);
+    assert_eq!(store.stranded[1].load(), 0);
     assert_eq!(store.check(), vec![0, 1]);
     // Now the block's one object is freed between the reservation and the give-back.
     let r = store.block(b).reserve(1, 0).expect("a free slot");
@@ -250,7 +250,7 @@ fn a_reservation_in_a_block_of_another_class_is_given_back() {
     give_back(&store, store.block(b), b, r.slots, Two::TYPE_ID);
     assert_eq!(store.block(b).objects() & 0b11, 0, "empty");
     assert!(store.allocated(1).get(b) && store.active(1).get(b), "stranded: its class's, active");
-    assert_eq!(store.stranded.load(), 1);
+    assert_eq!(store.stranded[1].load(), 1);
     assert_eq!(store.check(), vec![0, 0]);
     // Its class allocates there next, and the free that empties it frees it.
     arch::set_place_hint(arch::NO_HINT);
@@ -262,6 +262,43 @@ fn a_reservation_in_a_block_of_another_class_is_given_back() {
     assert_eq!(store.free_count.load(), 4);
     assert_eq!(store.check(), vec![0, 0]);
     assert_eq!(store.errors.load(), 0);
+}
+
+/// A free in a launch that allocates no object of its class keeps the block it empties: the
+/// block stays allocated to its class and active, counted as stranded, so that another class
+/// allocating in the same launch cannot take it (here it runs out of memory instead); once
+/// the launch is over, `free_empty_block` (the enumeration's) frees it for anyone.
+#[test]
+fn a_free_that_keeps_its_emptied_block_leaves_it_to_its_class() {
+    let store = VecStore::new(2, &[Four::OBJECTS_PER_BLOCK, Two::OBJECTS_PER_BLOCK]);
+    arch::set_place_hint(arch::NO_HINT);
+    let b = open_block::<Two, _>(&store, 2).expect("a free block");
+    assert!(!store.active(1).get(b), "opened full");
+    let object = |k| RawHandle::new(store.block_addr(b), k, Two::OBJECTS_PER_BLOCK, Two::TYPE_ID);
+    store.free_keeping_block(object(0));
+    assert!(store.active(1).get(b), "room again");
+    assert_eq!(store.stranded[1].load(), 0, "not empty yet");
+    store.free_keeping_block(object(1));
+    assert!(store.allocated(1).get(b) && store.active(1).get(b), "kept: its class's, active");
+    assert!(!store.free_blocks().get(b), "not free");
+    assert_eq!(store.free_count.load(), 1, "the other block only");
+    assert_eq!(store.stranded[1].load(), 1);
+    assert_eq!(store.check(), vec![0, 0]);
+    // `Four` fills the other block and finds no more room.
+    let allocate =
+        || allocate_in_group::<Four, _, DEFAULT_LOSSES_BEFORE_NEW_BLOCK, false>(&store, WarpGroup::solo());
+    let fours: Vec<RawHandle> = (0..4).map(|_| allocate().expect("the free block")).collect();
+    assert!(fours.iter().all(|&h| store.index_of(h) != b), "none in the kept block");
+    assert_eq!(allocate(), None, "the kept block is not free");
+    store.errors.store(0);
+    // After the launch: the enumeration frees the empty block.
+    free_empty_block(&store, b, Two::TYPE_ID);
+    assert!(store.free_blocks().get(b) && !store.allocated(1).get(b) && !store.active(1).get(b));
+    assert_eq!((store.block(b).alloc.load(), store.block(b).handed.load()), (u64::MAX, 0), "as a free block");
+    assert_eq!(store.check(), vec![4, 0]);
+    let h = allocate().expect("the freed block");
+    assert_eq!(store.index_of(h), b);
+    assert_eq!(store.check(), vec![5, 0]);
 }
 
 /// A lane that its group's hand-out skips (the fault that an inconsistent active mask once

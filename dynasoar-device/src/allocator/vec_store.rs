@@ -32,8 +32,9 @@ pub struct VecStore {
     pub initializing: Atomic32,
     pub starved: Atomic32,
     pub misses: Atomic32,
-    /// Blocks that a give-back left empty (see `BlockStore::stranded_blocks`).
-    pub stranded: Atomic32,
+    /// Per class, blocks that a give-back or a free left empty (see
+    /// `BlockStore::stranded_blocks`).
+    pub stranded: Vec<Atomic32>,
     pub errors: Atomic32,
     pub objects: Vec<u32>,
 }
@@ -54,7 +55,7 @@ impl VecStore {
             initializing: Atomic32::new(0),
             starved: Atomic32::new(0),
             misses: Atomic32::new(0),
-            stranded: Atomic32::new(0),
+            stranded: objects.iter().map(|_| Atomic32::new(0)).collect(),
             errors: Atomic32::new(0),
             objects: objects.to_vec(),
             geometry,
@@ -68,8 +69,18 @@ impl VecStore {
 
     /// Free the object `h`.
     pub fn free(&self, h: RawHandle) {
+        self.free_with::<false>(h);
+    }
+
+    /// Free the object `h` as in a launch that allocates no object of its class (an emptied
+    /// block stays with the class, see `release_slots`).
+    pub fn free_keeping_block(&self, h: RawHandle) {
+        self.free_with::<true>(h);
+    }
+
+    fn free_with<const KEEP: bool>(&self, h: RawHandle) {
         let index = self.index_of(h);
-        release_slot(
+        release_slot::<_, KEEP>(
             self,
             &self.blocks[index as usize],
             index,
@@ -80,9 +91,10 @@ impl VecStore {
     }
 
     /// Invariants after all threads finished; returns live objects per class. An allocated
-    /// block is empty only where a give-back stranded it (at most `stranded` such blocks).
+    /// block is empty only where a give-back or a free left it so (at most `stranded[c]` such
+    /// blocks of class `c`).
     pub fn check(&self) -> Vec<u64> {
-        let mut empty = 0;
+        let mut empty = vec![0; self.objects.len()];
         let free = self.free_blocks();
         assert_eq!(free.check_consistent(), Ok(()));
         let mut live = vec![0; self.objects.len()];
@@ -100,7 +112,7 @@ impl VecStore {
                     assert_eq!(block.type_id.load(), *c as u32, "block {index} type");
                     let preset = preset_mask(self.objects[*c as usize]);
                     let alloc = block.alloc.load();
-                    empty += (alloc == preset) as u32;
+                    empty[*c as usize] += (alloc == preset) as u32;
                     assert_eq!(alloc & preset, preset);
                     let reserved = !block.handed.load() & !preset;
                     assert_eq!(reserved & !alloc, 0, "block {index}: reserved slots not allocated");
@@ -111,11 +123,13 @@ impl VecStore {
             }
         }
         assert_eq!(self.free_count.load(), free_blocks);
-        assert!(
-            empty <= self.stranded.load(),
-            "{empty} allocated blocks empty, {} stranded",
-            self.stranded.load()
-        );
+        for (c, (empty, stranded)) in empty.iter().zip(&self.stranded).enumerate() {
+            assert!(
+                *empty <= stranded.load(),
+                "class {c}: {empty} allocated blocks empty, {} stranded",
+                stranded.load()
+            );
+        }
         live
     }
 }
@@ -157,8 +171,8 @@ impl BlockStore for VecStore {
     fn coalescing_misses(&self) -> &Atomic32 {
         &self.misses
     }
-    fn stranded_blocks(&self) -> &Atomic32 {
-        &self.stranded
+    fn stranded_blocks(&self, class: u8) -> &Atomic32 {
+        &self.stranded[class as usize]
     }
     fn num_classes(&self) -> u8 {
         self.objects.len() as u8

@@ -14,6 +14,7 @@
 
 use dynasoar_macros::kernel;
 
+use crate::allocator::free_empty_block;
 use crate::arch::{self, WarpGroup};
 use crate::bitmap::init_container;
 use crate::block::preset_mask;
@@ -80,6 +81,7 @@ pub fn heap_init(p: InitParams) {
             counter.store(0);
         }
         heap.enum_changed(threads as u8).store(crate::heap::CHANGED_BOTH);
+        heap.stranded_blocks(threads as u8).store(0);
     }
     if threads == 0 {
         let s = heap.state();
@@ -90,7 +92,6 @@ pub fn heap_init(p: InitParams) {
         s.starved_leaders.store(0);
         s.coalescing_misses.store(0);
         s.first_error_launch.store(0);
-        s.stranded_blocks.store(0);
         s.failed_classes.store(0);
     }
 }
@@ -132,7 +133,9 @@ unsafe impl Plain for EnumerateParams {}
 /// nothing changed, the list and snapshots are still right, and it only carries the count
 /// over (classes that do not change, like the cells of a grid, then cost a launch and no
 /// scan). A list that must note its entries (`notes`) is listed anew also if the list it
-/// would reuse did not note them (see `Heap::enum_noted`).
+/// would reuse did not note them (see `Heap::enum_noted`). A listing anew frees the class's
+/// empty blocks (see [`free_empty_block`]), so thread 0 then resets the class's count of them
+/// (`Heap::stranded_blocks`): nothing else changes it while an enumeration runs.
 #[inline(always)]
 fn begin_enumeration(heap: &Heap<'_>, class: u8, parity: usize, notes: bool) -> bool {
     let counters = heap.enum_counters(class);
@@ -146,6 +149,8 @@ fn begin_enumeration(heap: &Heap<'_>, class: u8, parity: usize, notes: bool) -> 
         changed.fetch_and(!(1u32 << (1 - parity)));
         if unchanged {
             counters[parity].store(counters[1 - parity].load());
+        } else {
+            heap.stranded_blocks(class).store(0);
         }
         counters[1 - parity].store(0);
         // Zeroed by either form, so that the forms may alternate on one heap.
@@ -163,7 +168,9 @@ fn begin_enumeration(heap: &Heap<'_>, class: u8, parity: usize, notes: bool) -> 
 /// that its method cannot change: their next do-alls need no launch of their own.
 ///
 /// If no object of a class was allocated or freed since its previous enumeration, the kernel
-/// only carries its count over (see `begin_enumeration`).
+/// only carries its count over (see `begin_enumeration`). Otherwise it frees the class's empty
+/// blocks instead of listing them: those that frees in launches creating no object of the
+/// class, or a give-back, left with the class (see [`free_empty_block`]).
 ///
 /// One thread per block: each tests its block's bit, and each warp reserves room for its listed
 /// blocks with one atomic. This kernel runs alone on a quiescent heap (stream order), so
@@ -223,15 +230,18 @@ pub fn heap_enumerate(p: EnumerateParams) {
                     owner = class;
                 }
             }
-            let listed = (owner as usize) < MAX_CLASSES;
             // The block's bitmaps are loaded before the warp's atomics, so the round trips overlap.
             // Its objects: allocated slots, less those reserved for a run and not handed out yet.
-            let alloc = if listed {
+            let mut alloc = 0;
+            if (owner as usize) < MAX_CLASSES {
                 let block = heap.block(index as u64);
-                quiet_load(&block.alloc) & quiet_load(&block.handed)
-            } else {
-                0
-            };
+                let slots = quiet_load(&block.alloc);
+                alloc = slots & quiet_load(&block.handed);
+                if slots & !preset_mask(heap.class_objects(owner)) == 0 {
+                    free_empty_block(&heap, index as u64, owner);
+                    owner = MAX_CLASSES as u8;
+                }
+            }
             let group = WarpGroup::current();
             let mut bits = changed;
             while bits != 0 {
@@ -266,7 +276,8 @@ pub fn heap_enumerate(p: EnumerateParams) {
 /// thread `i` lists blocks `i`, `i + T`, ... and the warps append in turn, listed the blocks of
 /// a one-worker run in the order 0, T, 2T, ..., 1, T + 1, ...: every block a do-all visited
 /// was far from the one before. With `note`, each listed block notes its entry
-/// (`BlockHeader::listed_at`).
+/// (`BlockHeader::listed_at`). Empty blocks are freed instead of listed (in the first pass,
+/// which counts the rest).
 #[cfg(not(target_arch = "nvptx64"))]
 #[inline(always)]
 fn list_share_on_host(
@@ -286,13 +297,14 @@ fn list_share_on_host(
         return;
     }
     // The allocated bits of the share, container by container: `f` gets the container's index
-    // and its bits that lie in the share.
+    // and its bits that lie in the share. Atomic loads: threads whose shares split a container
+    // clear their bits of it as they free empty blocks.
     let each_container = |f: &mut dyn FnMut(u32, u64)| {
         let mut word = lo / 64;
         while word * 64 < hi {
             let (from, to) = (lo.max(word * 64) - word * 64, hi.min(word * 64 + 64) - word * 64);
             let inside = (u64::MAX >> (64 - (to - from))) << from;
-            let bits = quiet_load(allocated.container(0, word as u64)) & inside;
+            let bits = allocated.container(0, word as u64).load() & inside;
             if bits != 0 {
                 f(word, bits);
             }
@@ -300,7 +312,17 @@ fn list_share_on_host(
         }
     };
     let mut count = 0u32;
-    each_container(&mut |_, bits| count += bits.count_ones());
+    each_container(&mut |word, mut bits| {
+        while bits != 0 {
+            let index = word * 64 + bits.trailing_zeros();
+            bits &= bits - 1;
+            if quiet_load(&heap.block(index as u64).alloc) & valid == 0 {
+                free_empty_block(heap, index as u64, class);
+            } else {
+                count += 1;
+            }
+        }
+    });
     if count == 0 {
         return;
     }
@@ -313,8 +335,8 @@ fn list_share_on_host(
             let alloc = quiet_load(&block.alloc) & quiet_load(&block.handed);
             // SAFETY: at most `num_blocks` blocks are allocated to a class and the list and the
             // snapshots have room for `num_blocks` entries; this thread reserved entries
-            // `at..at + count` for its share's blocks (the bitmap does not change during the
-            // launch, so the second pass lists the blocks the first one counted).
+            // `at..at + count` for its share's blocks (only this thread changes its share's
+            // bits, in the first pass, so the second lists the blocks the first one counted).
             unsafe {
                 list.add(at).write(index);
                 snapshots.add(at).write(alloc & valid);
@@ -393,7 +415,7 @@ const ROUNDS: usize = 64 / arch::WARP_SIZE as usize;
 
 /// The second kernel of the hierarchical enumeration of `class`: list the allocated blocks of
 /// the level-0 containers that [`heap_enumerate_containers`] listed, each with its snapshot,
-/// as [`heap_enumerate`] lists them.
+/// as [`heap_enumerate`] lists them (and frees the empty ones).
 ///
 /// One warp per listed container: lane `l` tests bits `l`, `l + WARP_SIZE`, ... of the
 /// container (two on the GPU, all 64 on the CPU backend, whose warps have one lane), loads the
@@ -431,21 +453,36 @@ pub fn heap_enumerate_blocks(p: EnumerateParams) {
         let index = unsafe { source.add(entry as usize).read() };
         let bits = quiet_load(allocated.container(0, index as u64));
         // Every block first (their loads overlap), then one ballot per round and one atomic.
-        // Bit `round * lanes + lane` of the container, for each round: the block's objects if
-        // it is listed (allocated slots, less those reserved for a run and not handed out).
+        // Bit `round * lanes + lane` of the container, for each round: the block's allocated
+        // slots and its objects (those slots less the ones reserved for a run and not handed
+        // out), if it is allocated.
+        let mut slots = [0u64; ROUNDS];
         let mut objects = [0u64; ROUNDS];
-        for (round, objects) in objects.iter_mut().enumerate() {
+        for (round, (slots, objects)) in slots.iter_mut().zip(&mut objects).enumerate() {
             let bit = round as u32 * lanes + lane;
             if bits >> bit & 1 != 0 {
                 let block = block_at(blocks_at + (index * 64 + bit) as u64 * block_bytes as u64);
-                *objects = quiet_load(&block.alloc) & quiet_load(&block.handed);
+                *slots = quiet_load(&block.alloc);
+                *objects = *slots & quiet_load(&block.handed);
+            }
+        }
+        // Bit `round`: this lane lists its block of the round; an empty block is freed instead.
+        let mut listed = 0u64;
+        for (round, slots) in slots.iter().enumerate() {
+            let bit = round as u32 * lanes + lane;
+            if bits >> bit & 1 != 0 {
+                if slots & valid != 0 {
+                    listed |= 1u64 << round;
+                } else {
+                    free_empty_block(&heap, (index * 64 + bit) as u64, class);
+                }
             }
         }
         let group = WarpGroup::current();
         let mut ballots = [0u32; ROUNDS];
         let mut total = 0;
         for (round, ballot) in ballots.iter_mut().enumerate() {
-            *ballot = arch::ballot(group.mask, bits >> (round as u32 * lanes + lane) & 1 != 0);
+            *ballot = arch::ballot(group.mask, listed >> round & 1 != 0);
             total += ballot.count_ones();
         }
         let mut base = 0;
@@ -455,7 +492,7 @@ pub fn heap_enumerate_blocks(p: EnumerateParams) {
         let mut at = group.broadcast_u32(base);
         for (round, (ballot, objects)) in ballots.iter().zip(&objects).enumerate() {
             let bit = round as u32 * lanes + lane;
-            if bits >> bit & 1 != 0 {
+            if listed >> round & 1 != 0 {
                 let slot = (at + (ballot & arch::lanemask_lt()).count_ones()) as usize;
                 // SAFETY: as in `heap_enumerate`: the warp reserved `total` entries, each lane's
                 // listed blocks get distinct ones, and the lists have room for every block.

@@ -113,9 +113,6 @@ pub struct HeapState {
     /// the last check, 0 if none did or none was tagged: so that the host names the kernel
     /// that raised it, not only the ones launched since.
     pub first_error_launch: Atomic32,
-    /// Blocks that the allocator's give-back left empty and allocated to their class (see
-    /// the allocator's `give_back`; expected to stay 0 but for rare races).
-    pub stranded_blocks: Atomic32,
     /// Classes (bits by type id) whose allocations failed for lack of memory.
     pub failed_classes: Atomic64,
 }
@@ -131,7 +128,6 @@ pub struct HeapStateWords {
     pub starved_leaders: u32,
     pub coalescing_misses: u32,
     pub first_error_launch: u32,
-    pub stranded_blocks: u32,
     pub failed_classes: u64,
 }
 
@@ -144,6 +140,9 @@ pub struct HeapHeader {
     /// that a free finds them without reading the configuration: after the free's fence (which
     /// empties the L1) such a read went to L2 and back before the flags' own load could start.
     pub enum_changed: [Atomic32; MAX_CLASSES],
+    /// Per class, at most how many of its allocated blocks are empty (see
+    /// [`Heap::stranded_blocks`]).
+    pub stranded_blocks: [Atomic32; MAX_CLASSES],
 }
 
 /// Byte offset of [`HeapState`] in the heap.
@@ -521,6 +520,19 @@ impl<'a> Heap<'a> {
         if seen != CHANGED_BOTH {
             self.enum_changed(class).store(CHANGED_BOTH);
         }
+    }
+
+    /// At most how many allocated blocks of `class` are empty: blocks that the allocator left
+    /// with their class instead of freeing them, where a give-back emptied one (a race, see
+    /// the allocator's `give_back`) or a free emptied one in a launch that creates no object of
+    /// the class ([`Heap::free_in_launch_not_creating_its_class`]). Each such event adds one;
+    /// an enumeration that lists the class anew frees every empty block of the class and
+    /// resets the count (see `heap_enumerate`). The heap's check accepts as many empty blocks
+    /// of the class; a block refilled since still counts, so the count is a bound, not a tally.
+    #[inline(always)]
+    pub fn stranded_blocks(&self, class: u8) -> &'a Atomic32 {
+        // The mask keeps the lookup unchecked (ids are below 64).
+        &self.header.stranded_blocks[(class & 63) as usize]
     }
 
     /// The block-index list of `class`'s enumeration area.

@@ -208,6 +208,16 @@ impl Cat {
         Self::free_if_odd(this, dev);
     }
 
+    /// Every cat leaves and a dog with id `id + 300_000` takes its place: declared, so that
+    /// the frees of cats run in a launch that creates dogs only (they keep the cats' emptied
+    /// blocks from the dogs until the launch ends; tests/ptx.rs counts their fences).
+    #[parallel(creates(Dog), frees(Cat))]
+    pub fn make_way_for_a_dog(this: Obj<Self>, dev: &Device<Zoo>) {
+        let base = Animal { id: this.id() + 300_000, ticks: 0, cats_seen: 0 };
+        dev.free(this);
+        let _ = dev.make_new(Dog { base, registry: Handle::NULL, bones: [0; 3], collar: 0 });
+    }
+
     /// Declares that it creates dogs but tries to create a kitten: refused, and reported.
     #[parallel(creates(Dog), frees())]
     pub fn have_undeclared_kitten(this: Obj<Self>, dev: &Device<Zoo>) {
