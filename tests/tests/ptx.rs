@@ -217,6 +217,30 @@ fn frees_in_launches_that_create_nothing_have_no_fence() {
     );
 }
 
+/// A free in a launch that creates objects of other classes only leaves out the fence too, and
+/// keeps a block it empties with its class instead of freeing it (no invalidation, no fences
+/// before the free bitmap's write; `ObjectStore::free_in_launch_not_creating_its_class`): the
+/// do-all kernel of `Cat::make_way_for_a_dog` (`#[parallel(creates(Dog), frees(Cat))]`), whose
+/// dog's allocation is out of line (`Heap::allocate_sole`), has no fence in its body, where
+/// `Cat::leave_if_odd`'s free, with undeclared effects, has the fence and the emptied block's
+/// two.
+#[test]
+fn frees_in_launches_that_create_other_classes_only_have_no_fence() {
+    let bodies = entry_bodies(MODELS_PTX);
+    let body =
+        |name: &str| bodies.iter().find(|(n, _)| *n == name).unwrap_or_else(|| panic!("no entry {name}")).1;
+    let (plain, keeping) =
+        (body("dynasoar_do__Zoo__Cat__leave_if_odd"), body("dynasoar_do__Zoo__Cat__make_way_for_a_dog"));
+    println!(
+        "fences: leave_if_odd {}, make_way_for_a_dog {}",
+        plain.matches("fence.").count(),
+        keeping.matches("fence.").count()
+    );
+    assert!(plain.matches("fence.").count() >= 3, "leave_if_odd's free is no longer inlined with its fences");
+    assert!(keeping.contains("Heap13allocate_sole"), "the dog's allocation is no longer out of line");
+    assert_eq!(keeping.matches("fence.").count(), 0, "the cat's free in make_way_for_a_dog has a fence");
+}
+
 /// A launch that creates one class only and frees none of it (`#[parallel(creates(Cat))]`)
 /// allocates through `Heap::allocate_sole`, whose reservations are relaxed: the allocation of
 /// `Cat::have_kitten` (undeclared: it may free, so blocks may change class during its launch)
