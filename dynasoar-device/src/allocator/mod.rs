@@ -432,6 +432,14 @@ impl Heap<'_> {
         self.free_with_block_bytes::<false, true>(handle, C::BLOCK_BYTES)
     }
 
+    /// Free block `index`, allocated to `class` and empty, in a kernel that runs alone on the
+    /// heap (the enumerations, which free the blocks that frees or a give-back left empty with
+    /// their class): see [`free_empty_block`].
+    #[inline(always)]
+    pub fn free_empty_block(&self, index: u64, class: u8) {
+        free_empty_block(self, index, class);
+    }
+
     /// [`free`](Self::free) without a class at hand (divides by the run-time block size).
     #[inline]
     pub fn free_untyped(&self, handle: RawHandle) {

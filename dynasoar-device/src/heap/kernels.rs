@@ -14,7 +14,6 @@
 
 use dynasoar_macros::kernel;
 
-use crate::allocator::free_empty_block;
 use crate::arch::{self, WarpGroup};
 use crate::bitmap::init_container;
 use crate::block::preset_mask;
@@ -134,7 +133,7 @@ unsafe impl Plain for EnumerateParams {}
 /// over (classes that do not change, like the cells of a grid, then cost a launch and no
 /// scan). A list that must note its entries (`notes`) is listed anew also if the list it
 /// would reuse did not note them (see `Heap::enum_noted`). A listing anew frees the class's
-/// empty blocks (see [`free_empty_block`]), so thread 0 then resets the class's count of them
+/// empty blocks (see [`Heap::free_empty_block`]), so thread 0 then resets the class's count of them
 /// (`Heap::stranded_blocks`): nothing else changes it while an enumeration runs.
 #[inline(always)]
 fn begin_enumeration(heap: &Heap<'_>, class: u8, parity: usize, notes: bool) -> bool {
@@ -170,7 +169,7 @@ fn begin_enumeration(heap: &Heap<'_>, class: u8, parity: usize, notes: bool) -> 
 /// If no object of a class was allocated or freed since its previous enumeration, the kernel
 /// only carries its count over (see `begin_enumeration`). Otherwise it frees the class's empty
 /// blocks instead of listing them: those that frees in launches creating no object of the
-/// class, or a give-back, left with the class (see [`free_empty_block`]).
+/// class, or a give-back, left with the class (see [`Heap::free_empty_block`]).
 ///
 /// One thread per block: each tests its block's bit, and each warp reserves room for its listed
 /// blocks with one atomic. This kernel runs alone on a quiescent heap (stream order), so
@@ -225,6 +224,9 @@ pub fn heap_enumerate(p: EnumerateParams) {
             while bits != 0 {
                 let class = bits.trailing_zeros() as u8;
                 bits &= bits - 1;
+                // Other threads may be clearing their blocks' bits of the word (freeing empty
+                // blocks, below); the word is aligned, so the load sees each clearing or not,
+                // and this thread's own bit as it is: only this thread changes it.
                 let container = quiet_load(heap.allocated(class).container(0, (index / 64) as u64));
                 if container & (1 << (index % 64)) != 0 {
                     owner = class;
@@ -238,7 +240,7 @@ pub fn heap_enumerate(p: EnumerateParams) {
                 let slots = quiet_load(&block.alloc);
                 alloc = slots & quiet_load(&block.handed);
                 if slots & !preset_mask(heap.class_objects(owner)) == 0 {
-                    free_empty_block(&heap, index as u64, owner);
+                    heap.free_empty_block(index as u64, owner);
                     owner = MAX_CLASSES as u8;
                 }
             }
@@ -317,7 +319,7 @@ fn list_share_on_host(
             let index = word * 64 + bits.trailing_zeros();
             bits &= bits - 1;
             if quiet_load(&heap.block(index as u64).alloc) & valid == 0 {
-                free_empty_block(heap, index as u64, class);
+                heap.free_empty_block(index as u64, class);
             } else {
                 count += 1;
             }
@@ -474,7 +476,7 @@ pub fn heap_enumerate_blocks(p: EnumerateParams) {
                 if slots & valid != 0 {
                     listed |= 1u64 << round;
                 } else {
-                    free_empty_block(&heap, (index * 64 + bit) as u64, class);
+                    heap.free_empty_block((index * 64 + bit) as u64, class);
                 }
             }
         }
