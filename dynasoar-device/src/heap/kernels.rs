@@ -234,22 +234,21 @@ pub fn heap_enumerate(p: EnumerateParams) {
             }
             // The block's bitmaps are loaded before the warp's atomics, so the round trips overlap.
             // Its objects: allocated slots, less those reserved for a run and not handed out yet.
+            // An empty block is not listed but freed, once the warp's entries are reserved.
             let mut alloc = 0;
+            let mut empty = false;
             if (owner as usize) < MAX_CLASSES {
                 let block = heap.block(index as u64);
                 let slots = quiet_load(&block.alloc);
                 alloc = slots & quiet_load(&block.handed);
-                if slots & !preset_mask(heap.class_objects(owner)) == 0 {
-                    heap.free_empty_block(index as u64, owner);
-                    owner = MAX_CLASSES as u8;
-                }
+                empty = slots & !preset_mask(heap.class_objects(owner)) == 0;
             }
             let group = WarpGroup::current();
             let mut bits = changed;
             while bits != 0 {
                 let class = bits.trailing_zeros() as u8;
                 bits &= bits - 1;
-                let mine = owner == class;
+                let mine = owner == class && !empty;
                 let at = group.fetch_add_flagged_u32(&heap.enum_counters(class)[parity(class)], mine);
                 if mine {
                     let valid = !preset_mask(heap.class_objects(class));
@@ -264,6 +263,9 @@ pub fn heap_enumerate(p: EnumerateParams) {
                         heap.block(index as u64).listed_at.store(at);
                     }
                 }
+            }
+            if empty {
+                heap.free_empty_block(index as u64, owner);
             }
             index += stride;
         }
@@ -468,15 +470,17 @@ pub fn heap_enumerate_blocks(p: EnumerateParams) {
                 *objects = *slots & quiet_load(&block.handed);
             }
         }
-        // Bit `round`: this lane lists its block of the round; an empty block is freed instead.
+        // Bit `round`: this lane lists its block of the round; an empty block is freed instead,
+        // once the list is written (then fewer values are live across the free's bitmap
+        // updates).
         let mut listed = 0u64;
+        let mut empty = 0u64;
         for (round, slots) in slots.iter().enumerate() {
-            let bit = round as u32 * lanes + lane;
-            if bits >> bit & 1 != 0 {
+            if bits >> (round as u32 * lanes + lane) & 1 != 0 {
                 if slots & valid != 0 {
                     listed |= 1u64 << round;
                 } else {
-                    heap.free_empty_block((index * 64 + bit) as u64, class);
+                    empty |= 1u64 << round;
                 }
             }
         }
@@ -507,6 +511,11 @@ pub fn heap_enumerate_blocks(p: EnumerateParams) {
                 }
             }
             at += ballot.count_ones();
+        }
+        while empty != 0 {
+            let round = empty.trailing_zeros();
+            empty &= empty - 1;
+            heap.free_empty_block((index * 64 + round * lanes + lane) as u64, class);
         }
         entry += stride;
     }
