@@ -424,9 +424,11 @@ impl Heap<'_> {
     /// allocates nothing, and no other class can open the block. The next enumeration that
     /// lists the class anew frees its empty blocks (the heap counts them until then,
     /// [`Heap::stranded_blocks`]); a later launch that creates objects of the class may fill
-    /// them first. On an H200 the fence cost the Game of Life about 4% of its run, whose cells
-    /// of one kind are freed in the launch that creates the other kind
-    /// (docs/performance-log.md, "Frees that keep their emptied blocks").
+    /// them first. The class must take no runs of blocks (`ClassSpec::OWNS_BLOCKS` off): an
+    /// allocation that runs out of blocks releases every class's runs, which frees blocks. On
+    /// an H200 the Game of Life, whose cells of one kind are freed in the launch that creates
+    /// the other kind, ran 7.3% faster so (docs/performance-log.md, "Frees that keep their
+    /// emptied blocks").
     #[inline]
     pub fn free_in_launch_not_creating_its_class<C: ClassSpec>(&self, handle: RawHandle) {
         self.free_with_block_bytes::<false, true>(handle, C::BLOCK_BYTES)
