@@ -141,6 +141,16 @@ fn entry_bodies(ptx: &str) -> Vec<(&str, &str)> {
     bodies(ptx, ".entry ")
 }
 
+/// The body of entry point `name` among `bodies` (from [`entry_bodies`]).
+fn entry_body<'a>(bodies: &[(&str, &'a str)], name: &str) -> &'a str {
+    bodies.iter().find(|(n, _)| *n == name).unwrap_or_else(|| panic!("no entry {name}")).1
+}
+
+/// How many fences `body` has.
+fn fences(body: &str) -> usize {
+    body.matches("fence.").count()
+}
+
 /// Each function's name (its mangled symbol) and body, as [`entry_bodies`] for entry points.
 fn function_bodies(ptx: &str) -> Vec<(&str, &str)> {
     bodies(ptx, ".func ")
@@ -202,10 +212,7 @@ fn entry_points_wait_for_prior_grids_exactly_in_builds_for_sm_90_on() {
 #[test]
 fn frees_in_launches_that_create_nothing_have_no_fence() {
     let bodies = entry_bodies(MODELS_PTX);
-    let fences = |name: &str| {
-        let (_, body) = bodies.iter().find(|(n, _)| *n == name).unwrap_or_else(|| panic!("no entry {name}"));
-        body.matches("fence.").count()
-    };
+    let fences = |name: &str| fences(entry_body(&bodies, name));
     let undeclared = fences("dynasoar_do__Zoo__Cat__leave_if_odd");
     let declared = fences("dynasoar_do__Zoo__Cat__leave_if_odd_declared");
     println!("fences: leave_if_odd {undeclared}, leave_if_odd_declared {declared}");
@@ -227,18 +234,12 @@ fn frees_in_launches_that_create_nothing_have_no_fence() {
 #[test]
 fn frees_in_launches_that_create_other_classes_only_have_no_fence() {
     let bodies = entry_bodies(MODELS_PTX);
-    let body =
-        |name: &str| bodies.iter().find(|(n, _)| *n == name).unwrap_or_else(|| panic!("no entry {name}")).1;
-    let (plain, keeping) =
-        (body("dynasoar_do__Zoo__Cat__leave_if_odd"), body("dynasoar_do__Zoo__Cat__make_way_for_a_dog"));
-    println!(
-        "fences: leave_if_odd {}, make_way_for_a_dog {}",
-        plain.matches("fence.").count(),
-        keeping.matches("fence.").count()
-    );
-    assert!(plain.matches("fence.").count() >= 3, "leave_if_odd's free is no longer inlined with its fences");
+    let plain = entry_body(&bodies, "dynasoar_do__Zoo__Cat__leave_if_odd");
+    let keeping = entry_body(&bodies, "dynasoar_do__Zoo__Cat__make_way_for_a_dog");
+    println!("fences: leave_if_odd {}, make_way_for_a_dog {}", fences(plain), fences(keeping));
+    assert!(fences(plain) >= 3, "leave_if_odd's free is no longer inlined with its fences");
     assert!(keeping.contains("Heap13allocate_sole"), "the dog's allocation is no longer out of line");
-    assert_eq!(keeping.matches("fence.").count(), 0, "the cat's free in make_way_for_a_dog has a fence");
+    assert_eq!(fences(keeping), 0, "the cat's free in make_way_for_a_dog has a fence");
 }
 
 /// A launch that creates one class only and frees none of it (`#[parallel(creates(Cat))]`)
@@ -261,9 +262,7 @@ fn allocations_in_launches_that_create_one_class_only_reserve_without_acquire() 
     assert!(acquires(plain_body) > 0, "Heap::allocate's reservations are acquires");
     assert_eq!(acquires(sole_body), 0, "Heap::allocate_sole reserves with relaxed ORs");
     let bodies = entry_bodies(MODELS_PTX);
-    let calls = |entry: &str, f: &str| {
-        bodies.iter().find(|(n, _)| *n == entry).unwrap_or_else(|| panic!("no entry {entry}")).1.contains(f)
-    };
+    let calls = |entry: &str, f: &str| entry_body(&bodies, entry).contains(f);
     assert!(calls("dynasoar_do__Zoo__Cat__have_kitten", plain), "have_kitten allocates with Heap::allocate");
     assert!(
         calls("dynasoar_do__Zoo__Cat__have_declared_kitten", sole),
