@@ -141,21 +141,10 @@ impl<A: AllocatorSpec> Device<A> {
     /// raises [`errors::UNDECLARED_CHANGE`](crate::errors::UNDECLARED_CHANGE) and does
     /// nothing. (With the masks known at compile time, as in every do-all kernel, the checks
     /// of `make_new` fold away.)
-    ///
-    /// Where `effects` create objects of one class only and free none of them (the launches
-    /// whose allocations take the store's `_sole` forms), the grid's first thread notes that the class's
-    /// objects change ([`ObjectStore::note_sole_creation`]), once for the launch, so that its
-    /// allocations need not: every kernel that makes such a context makes it in every thread,
-    /// before its method runs.
     #[doc(hidden)]
     #[inline(always)]
     pub fn limited_to(self, effects: Effects) -> Self {
-        let dev = Device { effects, ..self };
-        let created = effects.creates;
-        if created.is_power_of_two() && effects.frees & created == 0 && crate::arch::global_thread_id() == 0 {
-            dev.store.note_sole_creation(created.trailing_zeros() as u8);
-        }
-        dev
+        Device { effects, ..self }
     }
 
     /// This context, for a method with `#[parallel(lanes = L, dense, pairs)]` (`split`, constants

@@ -109,8 +109,7 @@ pub unsafe trait ObjectStore: Copy + 'static {
     /// what it frees). No block of `T` can then change class, and no slot of `T` be reused,
     /// before the launch has ended, so a store may leave out the checks and ordering an
     /// allocation needs against those (DynaSOAr's heap: see [`Heap::allocate_sole`]). The
-    /// caller must know that the launch is such a launch, and that one of its threads calls
-    /// [`note_sole_creation`](Self::note_sole_creation) for `T`'s type id.
+    /// caller must know that the launch is such a launch.
     #[inline(always)]
     fn make_new_sole<T: Concrete + ClassSpec>(&self, value: &T) -> Option<RawHandle> {
         self.make_new(value)
@@ -127,14 +126,6 @@ pub unsafe trait ObjectStore: Copy + 'static {
     ) -> u32 {
         self.make_new_each(count, value, made)
     }
-
-    /// In a launch such as [`make_new_sole`](Self::make_new_sole)'s, which creates objects of
-    /// class `class` only: note, once for the whole launch (one of its threads calls this), that
-    /// the class's objects may change, so that the store's allocations in the launch need not
-    /// note it each (DynaSOAr's heap: the class's change flags, which tell an enumeration
-    /// whether it may reuse the class's last list). Stores that reuse no lists do nothing.
-    #[inline(always)]
-    fn note_sole_creation(&self, _class: u8) {}
 
     /// Room for `wanted` new objects of class `T` (1 up to `T`'s objects per block) in one
     /// block of their own: the address of a block of `T` whose slots `0..wanted` are fresh
@@ -286,11 +277,6 @@ unsafe impl ObjectStore for Heap<'static> {
     #[inline(always)]
     fn make_new_sole<T: Concrete + ClassSpec>(&self, value: &T) -> Option<RawHandle> {
         self.make_with::<T, true>(value)
-    }
-
-    #[inline(always)]
-    fn note_sole_creation(&self, class: u8) {
-        self.mark_changed(class, 0);
     }
 
     #[inline(always)]
@@ -483,11 +469,6 @@ unsafe impl<A: ObjectStore, B: ObjectStore> ObjectStore for Either<A, B> {
     #[inline(always)]
     fn make_new_sole<T: Concrete + ClassSpec>(&self, value: &T) -> Option<RawHandle> {
         either!(self, s => s.make_new_sole(value))
-    }
-
-    #[inline(always)]
-    fn note_sole_creation(&self, class: u8) {
-        either!(self, s => s.note_sole_creation(class))
     }
 
     #[inline(always)]

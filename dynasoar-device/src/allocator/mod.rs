@@ -310,10 +310,8 @@ impl Heap<'_> {
     /// or none). Then no block of `C` changes class and no slot of `C` is reused before the
     /// launch ends, and a free block can only be opened for `C`: a block found in `C`'s active
     /// bitmap is reserved with a relaxed OR and no type read after it, and a hint's block has
-    /// its type read together with the reservation (see the allocator's `reserve_in`). Nor
-    /// does it set `C`'s change flags: the launch sets them once
-    /// ([`ObjectStore::note_sole_creation`](crate::ObjectStore::note_sole_creation)). The
-    /// caller must know that the launch is such a launch and that it sets them.
+    /// its type read together with the reservation (see the allocator's `reserve_in`). The
+    /// caller must know that the launch is such a launch.
     #[inline(never)]
     pub fn allocate_sole<C: ClassSpec>(&self) -> Option<RawHandle> {
         allocate_in_group::<C, _, DEFAULT_LOSSES_BEFORE_NEW_BLOCK, true>(self, self.allocation_group())
@@ -717,19 +715,7 @@ fn search_or_open<C: ClassSpec, S: BlockStore, const LOSSES: u32, const SOLE: bo
     seed: &mut u64,
 ) -> Option<Grant> {
     let active = store.active(C::TYPE_ID);
-    // Note the allocation in the class's change flags (a load, and a store where they were not
-    // set yet): one more round trip at the end of every leader's round, which the leader waits
-    // for before it hands out its grant. In a launch that creates objects of `C` only (`SOLE`)
-    // the launch sets them once instead (`ObjectStore::note_sole_creation`, called by the
-    // `Device` of such a launch), so its allocations leave them alone. (Loaded before the
-    // reservation instead, the value held a register across the search, and the allocating
-    // kernels' spills cost what the round trip saved: docs/performance-log.md, "The allocation's
-    // tail".)
-    let changed = || {
-        if !SOLE {
-            store.class_changed(C::TYPE_ID, store.class_flags(C::TYPE_ID));
-        }
-    };
+    let changed = || store.class_changed(C::TYPE_ID, store.class_flags(C::TYPE_ID));
     let mut starved = 0u32;
     let mut losses = 0u32;
     let mut backoff = Backoff::new();
