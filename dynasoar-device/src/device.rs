@@ -69,9 +69,6 @@ pub struct Device<A: AllocatorSpec> {
     keep: u32,
     /// The parity of each list of `keep` (bit by type id).
     keep_parities: u32,
-    /// In a do-all: the classes the launch iterates (bits by type id, a constant of the
-    /// kernel); 0 elsewhere.
-    iterated: u64,
     _alloc: PhantomData<fn() -> A>,
 }
 
@@ -136,7 +133,6 @@ impl<A: AllocatorSpec> Device<A> {
             ranked: 0,
             keep: 0,
             keep_parities: 0,
-            iterated: 0,
             _alloc: PhantomData,
         }
     }
@@ -186,15 +182,6 @@ impl<A: AllocatorSpec> Device<A> {
     #[inline(always)]
     pub fn keeping(self, keep: u32, parities: u32) -> Self {
         Device { keep, keep_parities: parities, ..self }
-    }
-
-    /// This context, in a do-all launch over the classes `iterated` (bits by type id, a
-    /// constant of its kernel): an allocation of a class it creates and neither frees nor
-    /// iterates takes the form that may keep the class's list ([`ObjectStore::make_new_listed`]).
-    #[doc(hidden)]
-    #[inline(always)]
-    pub fn iterating(self, iterated: u64) -> Self {
-        Device { iterated, ..self }
     }
 
     /// This context, for a `parallel_do` method over the classes `iterated` running on the
@@ -272,8 +259,8 @@ impl<A: AllocatorSpec> Device<A> {
         // SAFETY: a fresh object of class `T` (the store's contract).
         let made =
             |k, raw: Option<crate::handle::RawHandle>| made(k, raw.map(|raw| unsafe { Obj::from_raw(raw) }));
-        if self.may_keep_list::<T>() {
-            self.store.make_new_each_listed::<T>(count, self.kept_list::<T>(), value, made)
+        if let Some(parity) = self.kept_list::<T>() {
+            self.store.make_new_each_listed::<T>(count, parity, value, made)
         } else if self.creates_only(T::TYPE_ID) {
             self.store.make_new_each_sole::<T>(count, value, made)
         } else {
@@ -281,28 +268,16 @@ impl<A: AllocatorSpec> Device<A> {
         }
     }
 
-    /// Whether this launch may keep class `T`'s current enumeration list right with its
-    /// allocations (constants of the kernel): it creates the class and neither frees nor
-    /// iterates it, and the class takes no runs of blocks (whose allocations take runs). Its
-    /// allocations of `T` then take the form that does where the host asks
-    /// ([`kept_list`](Self::kept_list)), whether it asks or not: one allocation path in the
-    /// kernel, where a second (the `_sole` form beside it) cost the allocating kernels 8 to 48
-    /// registers and their capped forms hundreds of bytes of spills (ptxas 13.0, sm_90).
-    #[inline(always)]
-    fn may_keep_list<T: Concrete + crate::class::ClassSpec>(&self) -> bool {
-        let bit = 1u64 << T::TYPE_ID;
-        T::TYPE_ID < 32
-            && !T::OWNS_BLOCKS
-            && self.effects.creates & bit != 0
-            && (self.effects.frees | self.iterated) & bit == 0
-    }
-
-    /// The parity of class `T`'s current enumeration list if the host keeps it through this
-    /// launch (`keep`; only for a class of [`may_keep_list`](Self::may_keep_list)).
+    /// The parity of class `T`'s current enumeration list if this launch keeps it right with
+    /// its allocations: a class it creates and does not free (constants of the kernel), whose
+    /// list the host keeps (`keep`, which it sets only for classes the launch does not
+    /// iterate either). A class with runs of blocks never is (its allocations take runs).
     #[inline(always)]
     fn kept_list<T: Concrete + crate::class::ClassSpec>(&self) -> Option<u32> {
+        let created = (self.effects.creates & !self.effects.frees) as u32;
         let id = T::TYPE_ID as u32;
-        (self.keep >> id & 1 != 0).then_some(self.keep_parities >> id & 1)
+        (id < 32 && !T::OWNS_BLOCKS && (self.keep & created) >> id & 1 != 0)
+            .then_some(self.keep_parities >> id & 1)
     }
 
     /// Whether this launch creates objects of class `type_id` only and frees none of them (its
@@ -321,8 +296,8 @@ impl<A: AllocatorSpec> Device<A> {
             self.store.raise(crate::errors::UNDECLARED_CHANGE);
             return None;
         }
-        let raw = if self.may_keep_list::<T>() {
-            self.store.make_new_listed::<T>(&value, self.kept_list::<T>())
+        let raw = if let Some(parity) = self.kept_list::<T>() {
+            self.store.make_new_listed::<T>(&value, parity)
         } else if self.creates_only(T::TYPE_ID) {
             self.store.make_new_sole::<T>(&value)
         } else {

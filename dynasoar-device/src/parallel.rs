@@ -227,7 +227,6 @@ pub fn run_parallel_do<T, Arg>(
         .with_split(split)
         .with_ranked(if lanes > 1 { p.ranked.addr() } else { 0 })
         .keeping(p.keep, p.keep_parities)
-        .iterating(T::SUBTREE)
         .for_launch(tag);
     // A class without subclasses is the launched class: its objects per block are a constant
     // of the kernel, and the streaming loop's divisions and warp geometry fold away (the bump

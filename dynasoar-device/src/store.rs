@@ -127,15 +127,14 @@ pub unsafe trait ObjectStore: Copy + 'static {
         self.make_new_each(count, value, made)
     }
 
-    /// [`make_new`](Self::make_new) in a launch that creates objects of `T`'s class and
-    /// neither frees nor iterates it, after which the host may keep the class's current
-    /// enumeration list instead of listing the class again
-    /// ([`DoParams::keep`](crate::launch::DoParams)): where it does, `list` is the list's
-    /// parity (which of its two counts is the list's), and the store keeps the list right with
-    /// the new object (DynaSOAr's heap: [`Heap::allocate_listed`]); with `None`, or in a store
-    /// that lists no classes (which the host never asks to keep one), as `make_new`.
+    /// [`make_new`](Self::make_new) in a launch after which the host keeps the current
+    /// enumeration list of `T`'s class (`parity`: which of its two counts is the list's)
+    /// instead of listing the class again: a launch that creates objects of `T` and neither
+    /// frees nor iterates it ([`DoParams::keep`](crate::launch::DoParams)). The store keeps
+    /// the list right with the new object (DynaSOAr's heap: [`Heap::allocate_listed`]); a store
+    /// that lists no classes, which the host never asks to keep one, makes it as `make_new`.
     #[inline(always)]
-    fn make_new_listed<T: Concrete + ClassSpec>(&self, value: &T, _list: Option<u32>) -> Option<RawHandle> {
+    fn make_new_listed<T: Concrete + ClassSpec>(&self, value: &T, _parity: u32) -> Option<RawHandle> {
         self.make_new(value)
     }
 
@@ -145,7 +144,7 @@ pub unsafe trait ObjectStore: Copy + 'static {
     fn make_new_each_listed<T: Concrete + ClassSpec>(
         &self,
         count: u32,
-        _list: Option<u32>,
+        _parity: u32,
         value: impl FnMut(u32) -> T,
         made: impl FnMut(u32, Option<RawHandle>),
     ) -> u32 {
@@ -305,8 +304,8 @@ unsafe impl ObjectStore for Heap<'static> {
     }
 
     #[inline(always)]
-    fn make_new_listed<T: Concrete + ClassSpec>(&self, value: &T, list: Option<u32>) -> Option<RawHandle> {
-        let raw = self.allocate_listed::<T>(list)?;
+    fn make_new_listed<T: Concrete + ClassSpec>(&self, value: &T, parity: u32) -> Option<RawHandle> {
+        let raw = self.allocate_listed::<T>(parity)?;
         // SAFETY: a fresh object of class `T`, owned by this thread.
         unsafe { T::store(raw, value) };
         Some(raw)
@@ -316,11 +315,11 @@ unsafe impl ObjectStore for Heap<'static> {
     fn make_new_each_listed<T: Concrete + ClassSpec>(
         &self,
         count: u32,
-        list: Option<u32>,
+        parity: u32,
         mut value: impl FnMut(u32) -> T,
         mut made: impl FnMut(u32, Option<RawHandle>),
     ) -> u32 {
-        self.allocate_each_listed::<T>(count, list, |k, raw| {
+        self.allocate_each_listed::<T>(count, parity, |k, raw| {
             if let Some(raw) = raw {
                 // SAFETY: a fresh object of class `T`, owned by this thread.
                 unsafe { T::store(raw, &value(k)) };
@@ -522,19 +521,19 @@ unsafe impl<A: ObjectStore, B: ObjectStore> ObjectStore for Either<A, B> {
     }
 
     #[inline(always)]
-    fn make_new_listed<T: Concrete + ClassSpec>(&self, value: &T, list: Option<u32>) -> Option<RawHandle> {
-        either!(self, s => s.make_new_listed(value, list))
+    fn make_new_listed<T: Concrete + ClassSpec>(&self, value: &T, parity: u32) -> Option<RawHandle> {
+        either!(self, s => s.make_new_listed(value, parity))
     }
 
     #[inline(always)]
     fn make_new_each_listed<T: Concrete + ClassSpec>(
         &self,
         count: u32,
-        list: Option<u32>,
+        parity: u32,
         value: impl FnMut(u32) -> T,
         made: impl FnMut(u32, Option<RawHandle>),
     ) -> u32 {
-        either!(self, s => s.make_new_each_listed(count, list, value, made))
+        either!(self, s => s.make_new_each_listed(count, parity, value, made))
     }
 
     #[inline(always)]

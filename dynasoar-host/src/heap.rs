@@ -1028,7 +1028,7 @@ mod tests {
             // 61 + 63 free slots in the listed blocks, then two blocks opened.
             let h = view(&heap);
             let made: Vec<RawHandle> =
-                (0..200).map(|_| h.allocate_listed::<ClassA>(Some(parity)).unwrap()).collect();
+                (0..200).map(|_| h.allocate_listed::<ClassA>(parity).unwrap()).collect();
             heap.take_errors(&exec, &["allocate_listed"]).unwrap();
             let kept = heap.listing(&exec, 0, parity).unwrap().sorted();
             assert_eq!(kept.len(), 5, "{form:?}: two blocks appended");

@@ -340,31 +340,25 @@ impl Heap<'_> {
     /// `C` visits the new objects without an enumeration. The reservation is an acquire (the
     /// paper's order, not `allocate_sole`'s), so that the entry a grant reads in its block's
     /// header is the one its opener wrote.
-    ///
-    /// With `list` `None` (a launch whose list the host does not keep, such as the first ones,
-    /// before it has noted the list's entries) it allocates as [`allocate`](Self::allocate):
-    /// a kernel that may keep a list has this one allocation path, not two.
     #[inline(never)]
-    pub fn allocate_listed<C: ClassSpec>(&self, list: Option<u32>) -> Option<RawHandle> {
+    pub fn allocate_listed<C: ClassSpec>(&self, list: u32) -> Option<RawHandle> {
         allocate_in_group_listed::<C, _, DEFAULT_LOSSES_BEFORE_NEW_BLOCK, false>(
             self,
             self.allocation_group(),
-            list,
+            Some(list),
         )
     }
 
     /// [`allocate_each`](Self::allocate_each) in a launch such as
-    /// [`allocate_listed`](Self::allocate_listed)'s. Out of line, as `allocate_listed`: inlined,
-    /// the kernel's method (the Game of Life's `Alive::update`) was called out of line from its
-    /// do-all loop, and under its cap of 64 registers spilled 796 bytes there.
-    #[inline(never)]
+    /// [`allocate_listed`](Self::allocate_listed)'s.
+    #[inline(always)]
     pub fn allocate_each_listed<C: ClassSpec>(
         &self,
         count: u32,
-        list: Option<u32>,
+        list: u32,
         made: impl FnMut(u32, Option<RawHandle>),
     ) -> u32 {
-        allocate_each_in_group_listed::<C, _, false>(self, self.allocation_group(), count, list, made)
+        allocate_each_in_group_listed::<C, _, false>(self, self.allocation_group(), count, Some(list), made)
     }
 
     /// Allocate `count` objects of class `C` for this thread, `made(k, handle)` for the `k`-th
