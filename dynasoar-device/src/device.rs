@@ -61,14 +61,9 @@ pub struct Device<A: AllocatorSpec> {
     /// In a launch of a method with lanes: the address of the heap's ranked list, or 0 (see
     /// [`ClassShape::ranked`](crate::block::ClassShape)).
     ranked: u64,
-    /// Classes (bits by type id) whose current enumeration lists this launch keeps right, with
-    /// its frees ([`ObjectStore::unlist`](crate::store::ObjectStore)) of classes it frees and
-    /// creates none of, with its allocations
-    /// ([`ObjectStore::make_new_listed`](crate::store::ObjectStore)) of classes it creates and
-    /// neither frees nor iterates; 0 outside do-alls.
+    /// Classes (bits by type id) whose current enumeration lists this launch's frees keep
+    /// right ([`ObjectStore::unlist`](crate::store::ObjectStore)); 0 outside do-alls.
     keep: u32,
-    /// The parity of each list of `keep` (bit by type id).
-    keep_parities: u32,
     _alloc: PhantomData<fn() -> A>,
 }
 
@@ -132,7 +127,6 @@ impl<A: AllocatorSpec> Device<A> {
             split: Lanes::ONE,
             ranked: 0,
             keep: 0,
-            keep_parities: 0,
             _alloc: PhantomData,
         }
     }
@@ -175,13 +169,12 @@ impl<A: AllocatorSpec> Device<A> {
         Device { ranked, ..self }
     }
 
-    /// This context, in a do-all launch that keeps the current enumeration lists of the
-    /// classes `keep` right (bits by type id, from [`DoParams::keep`](crate::launch::DoParams)),
-    /// each of the parity of its bit in `parities`.
+    /// This context, in a do-all launch whose frees keep the current enumeration lists of the
+    /// classes `keep` right (bits by type id, from [`DoParams::keep`](crate::launch::DoParams)).
     #[doc(hidden)]
     #[inline(always)]
-    pub fn keeping(self, keep: u32, parities: u32) -> Self {
-        Device { keep, keep_parities: parities, ..self }
+    pub fn keeping(self, keep: u32) -> Self {
+        Device { keep, ..self }
     }
 
     /// This context, for a `parallel_do` method over the classes `iterated` running on the
@@ -259,25 +252,11 @@ impl<A: AllocatorSpec> Device<A> {
         // SAFETY: a fresh object of class `T` (the store's contract).
         let made =
             |k, raw: Option<crate::handle::RawHandle>| made(k, raw.map(|raw| unsafe { Obj::from_raw(raw) }));
-        if let Some(parity) = self.kept_list::<T>() {
-            self.store.make_new_each_listed::<T>(count, parity, value, made)
-        } else if self.creates_only(T::TYPE_ID) {
+        if self.creates_only(T::TYPE_ID) {
             self.store.make_new_each_sole::<T>(count, value, made)
         } else {
             self.store.make_new_each::<T>(count, value, made)
         }
-    }
-
-    /// The parity of class `T`'s current enumeration list if this launch keeps it right with
-    /// its allocations: a class it creates and does not free (constants of the kernel), whose
-    /// list the host keeps (`keep`, which it sets only for classes the launch does not
-    /// iterate either). A class with runs of blocks never is (its allocations take runs).
-    #[inline(always)]
-    fn kept_list<T: Concrete + crate::class::ClassSpec>(&self) -> Option<u32> {
-        let created = (self.effects.creates & !self.effects.frees) as u32;
-        let id = T::TYPE_ID as u32;
-        (id < 32 && !T::OWNS_BLOCKS && (self.keep & created) >> id & 1 != 0)
-            .then_some(self.keep_parities >> id & 1)
     }
 
     /// Whether this launch creates objects of class `type_id` only and frees none of them (its
@@ -296,9 +275,7 @@ impl<A: AllocatorSpec> Device<A> {
             self.store.raise(crate::errors::UNDECLARED_CHANGE);
             return None;
         }
-        let raw = if let Some(parity) = self.kept_list::<T>() {
-            self.store.make_new_listed::<T>(&value, parity)
-        } else if self.creates_only(T::TYPE_ID) {
+        let raw = if self.creates_only(T::TYPE_ID) {
             self.store.make_new_sole::<T>(&value)
         } else {
             self.store.make_new::<T>(&value)
@@ -330,27 +307,21 @@ impl<A: AllocatorSpec> Device<A> {
         // Lists of classes the launch frees and creates none of (constants of a do-all kernel,
         // so that kernels whose methods create what they free carry no code for it).
         let keep = self.keep & (self.effects.frees & !self.effects.creates) as u32;
-        let unlisted = !raw.is_null() && raw.type_id() < 32 && keep >> raw.type_id() & 1 != 0;
-        if unlisted {
+        if !raw.is_null() && raw.type_id() < 32 && keep >> raw.type_id() & 1 != 0 {
             self.store.unlist(raw);
         }
-        // A launch that creates objects of other classes only reuses neither the slot nor, if
-        // the store keeps emptied blocks from them until the launch ends, the block: the form
-        // that keeps them. So does a free that keeps its class's list right, whatever the
-        // launch creates: while the host keeps a list, no block of its class goes back to the
-        // free blocks, so that an allocation that keeps the list never appends a block the list
-        // holds already. (A class with runs of blocks is left out: an allocation that runs out
-        // of blocks releases every class's runs, which frees blocks. `#[soa_class]` classes
-        // have none.)
-        let creates = self.effects.creates;
-        let keeps_block = !T::OWNS_BLOCKS && (unlisted || (creates != 0 && creates & T::SUBTREE == 0));
-        if keeps_block {
-            self.store.free_in_launch_not_creating_its_class::<T>(raw);
-        } else if creates == 0 {
-            // A launch whose method declares that it creates nothing (`#[parallel(frees(..))]`;
-            // a constant of its kernel) reuses no slot or block before it ends: its frees need
-            // not order the thread's accesses to the object before such a reuse.
+        // A launch whose method declares that it creates nothing (`#[parallel(frees(..))]`; a
+        // constant of its kernel) reuses no slot or block before it ends: its frees need not
+        // order the thread's accesses to the object before such a reuse.
+        if self.effects.creates == 0 {
             self.store.free_in_launch_creating_nothing::<T>(raw);
+        } else if self.effects.creates & T::SUBTREE == 0 && !T::OWNS_BLOCKS {
+            // Nor does one that creates objects of other classes only reuse the slot, or the
+            // block if the store keeps emptied blocks from them until the launch ends. (A
+            // class with runs of blocks is left out: an allocation that runs out of blocks
+            // releases every class's runs, which frees blocks. `#[soa_class]` classes have
+            // none.)
+            self.store.free_in_launch_not_creating_its_class::<T>(raw);
         } else {
             self.store.free::<T>(raw);
         }

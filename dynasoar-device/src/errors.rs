@@ -28,8 +28,3 @@ pub const WRONG_HEAP: u32 = 1 << 7;
 /// group (an allocator fault, not a lack of memory): the lane got no object, and the heap's
 /// `coalescing_misses` counts it.
 pub const SKIPPED_LANE: u32 = 1 << 8;
-/// An enumeration list that the host kept through a launch's allocations had no room for a
-/// block opened in it (an allocator fault: while a list is kept, no block of its class is freed,
-/// so it never holds more entries than the heap has blocks). The block's objects may be missed
-/// by the next `parallel_do` over their class.
-pub const LIST_FULL: u32 = 1 << 9;

@@ -53,11 +53,9 @@ pub struct DoParams<Arg> {
     pub objects_per_block: u32,
     /// Which enumeration counter holds the number of listed blocks.
     pub parity: u32,
-    /// Classes (bits by type id, ids below 32) whose current enumeration lists the launch keeps
-    /// right, so that the host need not list them again after it: classes it frees and creates
-    /// none of, through its frees ([`Device::free`](crate::Device::free)), and classes it
-    /// creates and neither frees nor iterates, through its allocations
-    /// ([`Device::make_new`](crate::Device::make_new)); 0 where the host keeps no lists.
+    /// Classes (bits by type id, ids below 32) whose current enumeration lists the launch's
+    /// frees keep right ([`Device::free`](crate::Device::free)), so that the host need not
+    /// list them again after it: 0 where the host does not keep lists through frees.
     pub keep: u32,
     /// Further concrete classes this launch visits after `class` (bits by type id, ids below
     /// 32), each of them in `T`'s subtree and of `objects_per_block` objects per block, so that
@@ -66,9 +64,6 @@ pub struct DoParams<Arg> {
     pub also: u32,
     /// The parity of each class of `also` (bit by type id), as `parity` is `class`'s.
     pub also_parities: u32,
-    /// The parity of each list of `keep` (bit by type id).
-    pub keep_parities: u32,
-    pub _reserved: u32,
     /// A launch of a method with lanes: the store's ranked list of the class (the heap's:
     /// `heap::ranked`), or null.
     pub ranked: RankedPtr,

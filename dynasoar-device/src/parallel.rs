@@ -226,7 +226,7 @@ pub fn run_parallel_do<T, Arg>(
         .limited_to(effects)
         .with_split(split)
         .with_ranked(if lanes > 1 { p.ranked.addr() } else { 0 })
-        .keeping(p.keep, p.keep_parities)
+        .keeping(p.keep)
         .for_launch(tag);
     // A class without subclasses is the launched class: its objects per block are a constant
     // of the kernel, and the streaming loop's divisions and warp geometry fold away (the bump

@@ -127,30 +127,6 @@ pub unsafe trait ObjectStore: Copy + 'static {
         self.make_new_each(count, value, made)
     }
 
-    /// [`make_new`](Self::make_new) in a launch after which the host keeps the current
-    /// enumeration list of `T`'s class (`parity`: which of its two counts is the list's)
-    /// instead of listing the class again: a launch that creates objects of `T` and neither
-    /// frees nor iterates it ([`DoParams::keep`](crate::launch::DoParams)). The store keeps
-    /// the list right with the new object (DynaSOAr's heap: [`Heap::allocate_listed`]); a store
-    /// that lists no classes, which the host never asks to keep one, makes it as `make_new`.
-    #[inline(always)]
-    fn make_new_listed<T: Concrete + ClassSpec>(&self, value: &T, _parity: u32) -> Option<RawHandle> {
-        self.make_new(value)
-    }
-
-    /// [`make_new_each`](Self::make_new_each) in a launch such as
-    /// [`make_new_listed`](Self::make_new_listed)'s.
-    #[inline(always)]
-    fn make_new_each_listed<T: Concrete + ClassSpec>(
-        &self,
-        count: u32,
-        _parity: u32,
-        value: impl FnMut(u32) -> T,
-        made: impl FnMut(u32, Option<RawHandle>),
-    ) -> u32 {
-        self.make_new_each(count, value, made)
-    }
-
     /// Room for `wanted` new objects of class `T` (1 up to `T`'s objects per block) in one
     /// block of their own: the address of a block of `T` whose slots `0..wanted` are fresh
     /// objects for the caller, which must store one in each (`RawHandle::new(address, k, ..)`
@@ -301,31 +277,6 @@ unsafe impl ObjectStore for Heap<'static> {
     #[inline(always)]
     fn make_new_sole<T: Concrete + ClassSpec>(&self, value: &T) -> Option<RawHandle> {
         self.make_with::<T, true>(value)
-    }
-
-    #[inline(always)]
-    fn make_new_listed<T: Concrete + ClassSpec>(&self, value: &T, parity: u32) -> Option<RawHandle> {
-        let raw = self.allocate_listed::<T>(parity)?;
-        // SAFETY: a fresh object of class `T`, owned by this thread.
-        unsafe { T::store(raw, value) };
-        Some(raw)
-    }
-
-    #[inline(always)]
-    fn make_new_each_listed<T: Concrete + ClassSpec>(
-        &self,
-        count: u32,
-        parity: u32,
-        mut value: impl FnMut(u32) -> T,
-        mut made: impl FnMut(u32, Option<RawHandle>),
-    ) -> u32 {
-        self.allocate_each_listed::<T>(count, parity, |k, raw| {
-            if let Some(raw) = raw {
-                // SAFETY: a fresh object of class `T`, owned by this thread.
-                unsafe { T::store(raw, &value(k)) };
-            }
-            made(k, raw);
-        })
     }
 
     #[inline(always)]
@@ -518,22 +469,6 @@ unsafe impl<A: ObjectStore, B: ObjectStore> ObjectStore for Either<A, B> {
     #[inline(always)]
     fn make_new_sole<T: Concrete + ClassSpec>(&self, value: &T) -> Option<RawHandle> {
         either!(self, s => s.make_new_sole(value))
-    }
-
-    #[inline(always)]
-    fn make_new_listed<T: Concrete + ClassSpec>(&self, value: &T, parity: u32) -> Option<RawHandle> {
-        either!(self, s => s.make_new_listed(value, parity))
-    }
-
-    #[inline(always)]
-    fn make_new_each_listed<T: Concrete + ClassSpec>(
-        &self,
-        count: u32,
-        parity: u32,
-        value: impl FnMut(u32) -> T,
-        made: impl FnMut(u32, Option<RawHandle>),
-    ) -> u32 {
-        either!(self, s => s.make_new_each_listed(count, parity, value, made))
     }
 
     #[inline(always)]

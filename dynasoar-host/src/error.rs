@@ -138,17 +138,6 @@ pub enum Error {
     )]
     SkippedLane { kernels: KernelNames },
 
-    /// An enumeration list that the runtime kept through a launch's allocations had no room for
-    /// a block the launch opened: an allocator fault (while a list is kept, no block of its
-    /// class goes back to the free blocks, so it never needs more entries than the heap has
-    /// blocks). The block's objects may be missed by the next `parallel_do` over their class.
-    #[error(
-        "kernel {kernels}: an enumeration list kept through the launch's allocations had no room \
-         for a block it opened (an allocator fault, please report it with the model); the next \
-         parallel_do over that class may miss the block's objects"
-    )]
-    ListFull { kernels: KernelNames },
-
     /// An operation that needs the device's work to have run (a synchronisation, a copy, a
     /// read, a timing marker) was asked for while launches were being captured into a step
     /// graph ([`Runtime::capture`](crate::Runtime::capture)).

@@ -424,9 +424,6 @@ impl DeviceHeap {
         if state.errors & errors::SKIPPED_LANE != 0 {
             return Err(Error::SkippedLane { kernels });
         }
-        if state.errors & errors::LIST_FULL != 0 {
-            return Err(Error::ListFull { kernels });
-        }
         if state.errors & errors::OUT_OF_MEMORY != 0 {
             return Err(self.out_of_memory(kernels, state));
         }
@@ -809,7 +806,6 @@ impl HeapSnapshot {
 
 #[cfg(test)]
 mod tests {
-    use dynasoar_device::ClassSpec;
     use dynasoar_device::rand::Rng;
 
     use super::*;
@@ -924,19 +920,6 @@ mod tests {
         heap.take_errors(&exec, &["next"]).unwrap();
     }
 
-    /// A kept list that ran out of room (an allocator fault) is reported as such, naming the
-    /// kernel, even where the launch also ran out of memory.
-    #[test]
-    fn a_full_kept_list_is_reported_as_an_allocator_fault() {
-        let (exec, heap) = cpu_heap(1 << 20);
-        view(&heap).state().errors.store(errors::LIST_FULL | errors::OUT_OF_MEMORY);
-        let err = heap.take_errors(&exec, &["dynasoar_do__Zoo__Cat__make_way_for_a_dog"]).unwrap_err();
-        assert!(matches!(err, Error::ListFull { .. }), "{err}");
-        let text = err.to_string();
-        assert!(text.contains("make_way_for_a_dog") && text.contains("allocator fault"), "{text}");
-        heap.take_errors(&exec, &["next"]).unwrap();
-    }
-
     /// An allocated block without objects is a leak unless the allocator left it with its
     /// class (a give-back's race, or a free in a launch creating none of the class): the
     /// check fails until the heap counts as many such blocks of that class.
@@ -994,56 +977,6 @@ mod tests {
             let summary = heap.snapshot(&exec).unwrap().check().unwrap();
             assert_eq!(summary.empty_blocks, 1, "{form:?}: class 1's");
             assert_eq!(listed(&exec, &heap, 0, form, false), want, "{form:?} unchanged");
-            heap.reset(&exec).unwrap();
-        }
-    }
-
-    /// Class 0 of the tests' heap ("A", 64 objects a block), for the allocator.
-    struct ClassA;
-    impl ClassSpec for ClassA {
-        const TYPE_ID: u8 = 0;
-        const OBJECTS_PER_BLOCK: u32 = 64;
-        const BLOCK_BYTES: u64 = 256;
-        const NAME: &'static str = "A";
-    }
-
-    /// Allocations that keep their class's current list (`Heap::allocate_listed`, in a launch
-    /// after which the runtime keeps the list) leave it as an enumeration anew would make it:
-    /// their grants set their objects' bits in the entries of the listed blocks, and the blocks
-    /// they open are appended with their objects, in both forms; nothing else is listed.
-    #[test]
-    fn allocations_that_keep_a_list_leave_it_as_an_enumeration_would() {
-        let (exec, heap) = cpu_heap(8 << 20);
-        assert_eq!(heap.config().block_bytes, ClassA::BLOCK_BYTES);
-        heap.note_entries(1);
-        for form in [Enumeration::Flat, Enumeration::Hierarchical] {
-            allocate(&heap, 0, 3, u64::MAX);
-            allocate(&heap, 0, 70, 0b1011);
-            allocate(&heap, 0, 200, 1 << 63);
-            allocate(&heap, 1, 5, 1);
-            heap.set_enumeration(form);
-            heap.mark_changed(&exec, 0).unwrap();
-            let parity = heap.enumerate(&exec, 0).unwrap();
-            assert_eq!(heap.listing(&exec, 0, parity).unwrap().blocks.len(), 3, "{form:?}");
-            // 61 + 63 free slots in the listed blocks, then two blocks opened.
-            let h = view(&heap);
-            let made: Vec<RawHandle> =
-                (0..200).map(|_| h.allocate_listed::<ClassA>(parity).unwrap()).collect();
-            heap.take_errors(&exec, &["allocate_listed"]).unwrap();
-            let kept = heap.listing(&exec, 0, parity).unwrap().sorted();
-            assert_eq!(kept.len(), 5, "{form:?}: two blocks appended");
-            let bits: u32 = kept.iter().map(|(_, s)| s.count_ones()).sum();
-            assert_eq!(bits, 200 + 64 + 3 + 1, "{form:?}");
-            let fresh = listed(&exec, &heap, 0, form, true);
-            assert_eq!(kept, fresh, "{form:?}: the kept list against a listing anew");
-            let (first, bytes) = (heap.config().blocks, heap.config().block_bytes);
-            for raw in made {
-                let index = ((raw.block_addr() - first) / bytes) as u32;
-                assert!(
-                    fresh.iter().any(|&(b, s)| b == index && s >> raw.slot() & 1 != 0),
-                    "{form:?}: {raw:?}"
-                );
-            }
             heap.reset(&exec).unwrap();
         }
     }

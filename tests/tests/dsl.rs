@@ -776,8 +776,6 @@ fn a_do_all_launched_with_a_bad_grid_is_reported() {
         keep: 0,
         also: 0,
         also_parities: 0,
-        keep_parities: 0,
-        _reserved: 0,
         ranked: dynasoar::DevPtr::null(),
         arg: (),
     };

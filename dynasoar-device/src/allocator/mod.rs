@@ -136,13 +136,6 @@ pub trait BlockStore {
     ///
     /// [`class_flags`]: BlockStore::class_flags
     fn class_changed(&self, _class: u8, _seen: u32) {}
-    /// Keep `class`'s current enumeration list right with `slots`, just granted in its block
-    /// `index` (see `Heap::list_grant`); stores that keep no lists do nothing.
-    fn list_grant(&self, _class: u8, _index: u64, _slots: u64) {}
-    /// Keep `class`'s current enumeration list, of parity `parity`, right as block `index` is
-    /// opened for it with the opener's `slots`, before the block is published (see
-    /// `Heap::list_opened`); stores that keep no lists do nothing.
-    fn list_opened(&self, _class: u8, _parity: u32, _index: u64, _slots: u64) {}
 }
 
 #[cfg(not(loom))]
@@ -243,14 +236,6 @@ impl BlockStore for Heap<'_> {
         self.mark_changed(class, seen);
     }
     #[inline(always)]
-    fn list_grant(&self, class: u8, index: u64, slots: u64) {
-        Heap::list_grant(self, class, index, slots);
-    }
-    #[inline(always)]
-    fn list_opened(&self, class: u8, parity: u32, index: u64, slots: u64) {
-        Heap::list_opened(self, class, parity, index, slots);
-    }
-    #[inline(always)]
     fn raise(&self, error: u32) {
         Heap::raise(self, error)
     }
@@ -330,35 +315,6 @@ impl Heap<'_> {
     #[inline(never)]
     pub fn allocate_sole<C: ClassSpec>(&self) -> Option<RawHandle> {
         allocate_in_group::<C, _, DEFAULT_LOSSES_BEFORE_NEW_BLOCK, true>(self, self.allocation_group())
-    }
-
-    /// [`allocate`](Self::allocate) in a launch after which the host keeps `C`'s current
-    /// enumeration list, of parity `list`, instead of listing the class again: a launch that
-    /// creates objects of `C` and neither frees nor iterates it. Each grant sets its slots in
-    /// the snapshot of its block's entry, and a block opened for `C` is appended to the list
-    /// before it is published (`Heap::list_grant`, `Heap::list_opened`): the next do-all over
-    /// `C` visits the new objects without an enumeration. The reservation is an acquire (the
-    /// paper's order, not `allocate_sole`'s), so that the entry a grant reads in its block's
-    /// header is the one its opener wrote.
-    #[inline(never)]
-    pub fn allocate_listed<C: ClassSpec>(&self, list: u32) -> Option<RawHandle> {
-        allocate_in_group_listed::<C, _, DEFAULT_LOSSES_BEFORE_NEW_BLOCK, false>(
-            self,
-            self.allocation_group(),
-            Some(list),
-        )
-    }
-
-    /// [`allocate_each`](Self::allocate_each) in a launch such as
-    /// [`allocate_listed`](Self::allocate_listed)'s.
-    #[inline(always)]
-    pub fn allocate_each_listed<C: ClassSpec>(
-        &self,
-        count: u32,
-        list: u32,
-        made: impl FnMut(u32, Option<RawHandle>),
-    ) -> u32 {
-        allocate_each_in_group_listed::<C, _, false>(self, self.allocation_group(), count, Some(list), made)
     }
 
     /// Allocate `count` objects of class `C` for this thread, `made(k, handle)` for the `k`-th
@@ -543,18 +499,6 @@ pub fn allocate_in_group<C: ClassSpec, S: BlockStore, const LOSSES: u32, const S
     store: &S,
     group: WarpGroup,
 ) -> Option<RawHandle> {
-    allocate_in_group_listed::<C, S, LOSSES, SOLE>(store, group, None)
-}
-
-/// [`allocate_in_group`], keeping `C`'s current enumeration list of parity `list` right with
-/// the objects it hands out, where `list` is given (see [`Heap::allocate_listed`]; `SOLE` must
-/// then be off: the list's notes are read after the reservation's acquire).
-#[inline(always)]
-pub fn allocate_in_group_listed<C: ClassSpec, S: BlockStore, const LOSSES: u32, const SOLE: bool>(
-    store: &S,
-    group: WarpGroup,
-    list: Option<u32>,
-) -> Option<RawHandle> {
     let mut group = group;
     if C::OWNS_BLOCKS && store.runs_enabled() {
         // Groups that take at least half a block take their slots from their warp slot's run.
@@ -585,7 +529,7 @@ pub fn allocate_in_group_listed<C: ClassSpec, S: BlockStore, const LOSSES: u32, 
     while handed_out < group.size {
         let mut grant = Grant { block: 0, slots: 0 };
         if group.is_leader() {
-            match search_or_open::<C, S, LOSSES, SOLE>(store, group.size - handed_out, &mut seed, list) {
+            match search_or_open::<C, S, LOSSES, SOLE>(store, group.size - handed_out, &mut seed) {
                 Some(g) => grant = g,
                 None => grant.block = STARVED,
             }
@@ -655,19 +599,6 @@ pub fn allocate_each_in_group<C: ClassSpec, S: BlockStore, const SOLE: bool>(
     store: &S,
     group: WarpGroup,
     asked: u32,
-    made: impl FnMut(u32, Option<RawHandle>),
-) -> u32 {
-    allocate_each_in_group_listed::<C, S, SOLE>(store, group, asked, None, made)
-}
-
-/// [`allocate_each_in_group`], keeping `C`'s current enumeration list right as
-/// [`allocate_in_group_listed`] does.
-#[inline(always)]
-pub fn allocate_each_in_group_listed<C: ClassSpec, S: BlockStore, const SOLE: bool>(
-    store: &S,
-    group: WarpGroup,
-    asked: u32,
-    list: Option<u32>,
     mut made: impl FnMut(u32, Option<RawHandle>),
 ) -> u32 {
     // So that the group's sum fits 32 bits.
@@ -687,7 +618,6 @@ pub fn allocate_each_in_group_listed<C: ClassSpec, S: BlockStore, const SOLE: bo
                 store,
                 total - handed_out,
                 &mut seed,
-                list,
             ) {
                 Some(g) => grant = g,
                 None => grant.block = STARVED,
@@ -745,7 +675,7 @@ pub fn allocate_each_in_group_listed<C: ClassSpec, S: BlockStore, const SOLE: bo
 pub fn open_block<C: ClassSpec, S: BlockStore>(store: &S, wanted: u32) -> Option<u64> {
     let seen = store.class_flags(C::TYPE_ID);
     let wanted = wanted.clamp(1, C::OBJECTS_PER_BLOCK);
-    let (index, _) = initialize_free_block::<C, S>(store, wanted, first_seed(store), None)?;
+    let (index, _) = initialize_free_block::<C, S>(store, wanted, first_seed(store))?;
     store.class_changed(C::TYPE_ID, seen);
     Some(index)
 }
@@ -777,24 +707,15 @@ struct Grant {
 }
 
 /// The search of the active bitmap and the opening of new blocks (Alg. 1) for `wanted` slots
-/// of class `C`; with `list`, keeping `C`'s current enumeration list of that parity right with
-/// the grant (see [`allocate_in_group_listed`]).
+/// of class `C`.
 #[inline(always)]
 fn search_or_open<C: ClassSpec, S: BlockStore, const LOSSES: u32, const SOLE: bool>(
     store: &S,
     wanted: u32,
     seed: &mut u64,
-    list: Option<u32>,
 ) -> Option<Grant> {
     let active = store.active(C::TYPE_ID);
     let changed = || store.class_changed(C::TYPE_ID, store.class_flags(C::TYPE_ID));
-    // A grant of slots in block `index`, found (not opened: an opener lists its block itself).
-    let granted = |index: u64, slots: u64| {
-        changed();
-        if list.is_some() {
-            store.list_grant(C::TYPE_ID, index, slots);
-        }
-    };
     let mut starved = 0u32;
     let mut losses = 0u32;
     let mut backoff = Backoff::new();
@@ -810,7 +731,7 @@ fn search_or_open<C: ClassSpec, S: BlockStore, const LOSSES: u32, const SOLE: bo
             && active.get(hint)
             && let Some(r) = reserve_in::<C, S, SOLE>(store, hint, wanted, 0, true)
         {
-            granted(hint, r.slots);
+            changed();
             return Some(Grant { block: store.block_addr(hint), slots: r.slots });
         }
     }
@@ -838,7 +759,7 @@ fn search_or_open<C: ClassSpec, S: BlockStore, const LOSSES: u32, const SOLE: bo
                 if r.filled_block {
                     entry.store(noted | NOTE_FULL);
                 }
-                granted(at - 1, r.slots);
+                changed();
                 return Some(Grant { block: store.block_addr(at - 1), slots: r.slots });
             }
             near = at - 1;
@@ -883,11 +804,8 @@ fn search_or_open<C: ClassSpec, S: BlockStore, const LOSSES: u32, const SOLE: bo
                 }
                 // With no block left to open (out of memory, or all being reused), starving
                 // threads only read the free count: claiming it would make them all hammer it.
-                let opened = if free as i64 > 0 {
-                    initialize_free_block::<C, S>(store, wanted, *seed, list)
-                } else {
-                    None
-                };
+                let opened =
+                    if free as i64 > 0 { initialize_free_block::<C, S>(store, wanted, *seed) } else { None };
                 match opened {
                     Some((index, slots)) => {
                         #[cfg(not(any(target_arch = "nvptx64", loom)))]
@@ -929,7 +847,7 @@ fn search_or_open<C: ClassSpec, S: BlockStore, const LOSSES: u32, const SOLE: bo
             #[cfg(not(any(target_arch = "nvptx64", loom)))]
             arch::set_place_hint(index);
             note(index, r.filled_block);
-            granted(index, r.slots);
+            changed();
             return Some(Grant { block: store.block_addr(index), slots: r.slots });
         }
         // The block filled up (or changed class) since we found it: another warp won. Look
@@ -1064,7 +982,6 @@ fn initialize_free_block<C: ClassSpec, S: BlockStore>(
     store: &S,
     wanted: u32,
     seed: u64,
-    list: Option<u32>,
 ) -> Option<(u64, u64)> {
     // Claim a block from the count first: then the bitmap search below must succeed. One
     // `fetch_sub`, undone on failure, rather than a CAS loop: leaders opening blocks all hit
@@ -1095,11 +1012,6 @@ fn initialize_free_block<C: ClassSpec, S: BlockStore>(
     // free, so the previous owner's invalidation of the block's bitmap is ordered before our
     // reset of it below (without it, the reset could land first and leave the block "full").
     arch::fence();
-    // A launch that keeps `C`'s list through its allocations lists the block before it is
-    // published: the release below orders the entry and its note before any reservation in it.
-    if let Some(parity) = list {
-        store.list_opened(C::TYPE_ID, parity, index, slots);
-    }
     let block = store.block(index);
     // Swaps for the same reason as the bitmap's below. Every slot's object is handed out as
     // soon as it is reserved (unlike a run's, see `runs`).

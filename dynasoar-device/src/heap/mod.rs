@@ -571,52 +571,6 @@ impl<'a> Heap<'a> {
         }
     }
 
-    /// Keep the current enumeration list of `class` right as the allocator grants `slots` of
-    /// its block `index`, which that list holds (the list of a class the launch creates and
-    /// neither frees nor iterates, `DoParams::keep`): set the slots' bits in the snapshot of the
-    /// block's entry, the entry the enumeration, or the opener of the block in this launch or
-    /// an earlier one that kept the list ([`list_opened`](Self::list_opened)), noted in
-    /// [`BlockHeader::listed_at`](crate::block::BlockHeader). The next do-all over the class
-    /// then visits the new objects without an enumeration. The caller's reservation is an
-    /// acquire that read the block's bitmap after its opener's release, so the note it reads
-    /// is the opener's (or the enumeration's, written before this launch); only this launch's
-    /// grants write the word (with an OR), and no do-all of the launch reads it.
-    #[inline(always)]
-    pub fn list_grant(&self, class: u8, index: u64, slots: u64) {
-        let at = self.block(index).listed_at.load();
-        if (at as u64) < self.config().num_blocks {
-            // SAFETY: the snapshots have room for `num_blocks` aligned entries.
-            let word = unsafe { Atomic64::from_ptr(self.enum_snapshots(class).add(at as usize)) };
-            word.reduce_or(slots);
-        }
-    }
-
-    /// Keep the current enumeration list of `class` (of parity `parity`) right as block
-    /// `index` is opened for it with the opener's `slots`: append the block to the list with
-    /// those slots as its snapshot and note the entry in the block
-    /// (`BlockHeader::listed_at`), before the opener publishes the block (its release), so that
-    /// the grants of other leaders in it find the entry ([`list_grant`](Self::list_grant)).
-    /// The list has room for every block of the heap, and while the host keeps it no block of
-    /// the class goes back to the free blocks (its frees keep the blocks they empty), so no
-    /// block is appended twice; a list that had no room would lose the block's objects, which
-    /// raises [`errors::LIST_FULL`] instead of going unseen.
-    #[inline(always)]
-    pub fn list_opened(&self, class: u8, parity: u32, index: u64, slots: u64) {
-        let at = self.enum_counters(class)[(parity & 1) as usize].fetch_add(1);
-        if (at as u64) < self.config().num_blocks {
-            // SAFETY: `at` is below `num_blocks`, the room of the list and the snapshots; the
-            // entry is this thread's (its count's).
-            unsafe {
-                self.enum_list(class).add(at as usize).write(index as u32);
-                self.enum_snapshots(class).add(at as usize).write(slots);
-            }
-            self.block(index).listed_at.store(at);
-        } else {
-            self.block(index).listed_at.store(u32::MAX);
-            self.raise(errors::LIST_FULL);
-        }
-    }
-
     /// The indices of `class`'s non-empty level-0 containers, as the hierarchical enumeration
     /// lists them before it lists their blocks (room for every level-0 container).
     #[inline(always)]

@@ -108,11 +108,10 @@ impl Listings {
         self.unlistable
     }
 
-    /// A launch with `effects` over the classes `iterated` ran (not captured): the classes
-    /// whose lists it could keep ([`keeping`]) are unlistable from now on, unless a list of
-    /// theirs was kept in vain before.
-    fn learn(&mut self, effects: Effects, iterated: u64) {
-        self.unlistable |= keeping(effects, iterated) & !self.wasted;
+    /// A launch with `effects` ran (not captured): the classes it frees without creating any
+    /// are unlistable from now on, unless a list of theirs was kept in vain before.
+    fn learn(&mut self, effects: Effects) {
+        self.unlistable |= effects.frees & !effects.creates & u32::MAX as u64 & !self.wasted;
     }
 
     /// A do-all visits `class` (from its current list).
@@ -128,17 +127,11 @@ impl Listings {
         self.used & !self.current & !changes
     }
 
-    /// Classes whose lists a launch with `effects` over the classes `iterated` keeps right
-    /// (`DoParams::keep`): current lists, made noting their entries, of the classes it can keep
-    /// ([`keeping`]).
-    pub(super) fn keepable(&self, effects: Effects, iterated: u64) -> u32 {
-        (self.current & self.noted & keeping(effects, iterated)) as u32
-    }
-
-    /// The parities of the lists of `classes` (bits by type id, ids below 32), for
-    /// `DoParams::keep_parities`.
-    pub(super) fn parities(&self, classes: u32) -> u32 {
-        type_bits(classes).fold(0, |p, c| p | (self.parity[c] & 1) << c)
+    /// Classes whose lists a launch with `effects` keeps right with its frees (`DoParams::keep`):
+    /// current lists, made noting their entries, of classes it may free and creates none of
+    /// (type ids below 32).
+    pub(super) fn keepable(&self, effects: Effects) -> u32 {
+        (self.current & self.noted & effects.frees & !effects.creates) as u32
     }
 
     /// A launch with `effects` may have created or freed objects of the classes it changes:
@@ -147,13 +140,13 @@ impl Listings {
     /// it. If `learning` (the launch is not captured), a kept list that goes out of date before
     /// a do-all visited it marks its class [`wasted`](Self::wasted), and then the launch's
     /// frees are learned ([`learn`](Self::learn)).
-    pub(super) fn changed(&mut self, effects: Effects, iterated: u64, kept: u32, learning: bool) {
+    pub(super) fn changed(&mut self, effects: Effects, kept: u32, learning: bool) {
         let classes = effects.changed();
         let (kept, spoilt) = (kept as u64, classes & !(kept as u64));
         if learning {
             self.wasted |= spoilt & self.current & self.unused;
             self.unlistable &= !self.wasted;
-            self.learn(effects, iterated);
+            self.learn(effects);
         }
         self.unused = self.unused & !spoilt | kept;
         self.current &= !spoilt;
@@ -178,22 +171,6 @@ impl Listings {
     }
 }
 
-/// The classes (type ids below 32) whose lists a launch with `effects` over the classes
-/// `iterated` can keep right: with its frees, those it may free and creates none of (each free
-/// clears its object's bit in its block's entry, `ObjectStore::unlist`); with its allocations,
-/// those it may create and neither frees nor iterates (each grant sets its objects' bits, and a
-/// block opened for the class is appended, `ObjectStore::make_new_listed`; a class the launch
-/// iterates is left out, since its do-all reads the list the allocations would change).
-fn keeping(effects: Effects, iterated: u64) -> u64 {
-    let (creates, frees) = (effects.creates, effects.frees);
-    ((frees & !creates) | (creates & !frees & !iterated)) & u32::MAX as u64
-}
-
-/// The type ids of the set bits of `classes`.
-fn type_bits(classes: u32) -> impl Iterator<Item = usize> {
-    (0..32).filter(move |c| classes >> c & 1 != 0)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -208,7 +185,7 @@ mod tests {
         l.listed(2, 0);
         assert_eq!(l.also_listable(0), 0, "both lists are right");
         let mask = 1 << 0 | 1 << 2 | 1 << 3;
-        l.changed(Effects { creates: mask, frees: mask }, 0, 0, true);
+        l.changed(Effects { creates: mask, frees: mask }, 0, true);
         assert_eq!(l.also_listable(0), 1 << 0 | 1 << 2, "class 3 was never listed");
         assert_eq!(l.also_listable(1 << 2), 1 << 0, "a launch that changes class 2 would spoil its list");
         l.listed(0, 0);
@@ -226,21 +203,21 @@ mod tests {
         let frees = Effects { creates: 0, frees: 1 << 1 | 1 << 2 };
         l.listed(1, 0);
         l.listed(2, 0);
-        assert_eq!(l.keepable(frees, 0), 0, "listed before any such launch: no entries noted");
-        l.learn(frees, 0);
-        l.learn(Effects { creates: 1 << 3, frees: 1 << 3 }, 0);
-        l.learn(Effects::ANY, 0);
+        assert_eq!(l.keepable(frees), 0, "listed before any such launch: no entries noted");
+        l.learn(frees);
+        l.learn(Effects { creates: 1 << 3, frees: 1 << 3 });
+        l.learn(Effects::ANY);
         assert_eq!(l.unlistable(), 1 << 1 | 1 << 2, "not class 3, which the launch that frees it creates");
         l.listed(1, 1);
-        assert_eq!(l.keepable(frees, 0), 1 << 1, "class 2's list was made before");
-        assert_eq!(l.keepable(Effects { creates: 1 << 1, frees: 1 << 1 }, 0), 0, "a launch creating class 1");
-        l.changed(frees, 0, l.keepable(frees, 0), true);
+        assert_eq!(l.keepable(frees), 1 << 1, "class 2's list was made before");
+        assert_eq!(l.keepable(Effects { creates: 1 << 1, frees: 1 << 1 }), 0, "a launch creating class 1");
+        l.changed(frees, l.keepable(frees), true);
         assert_eq!(l.kept(1), Some(1), "kept through the frees");
         assert_eq!(l.kept(2), None);
         l.forget();
         assert_eq!(l.unlistable(), 1 << 1 | 1 << 2);
         l.listed(2, 1);
-        assert_eq!(l.keepable(frees, 0), 1 << 2);
+        assert_eq!(l.keepable(frees), 1 << 2);
     }
 
     /// A list kept through frees that goes out of date before any do-all visits it was kept in
@@ -251,52 +228,23 @@ mod tests {
         let mut l = Listings::after_writes(0);
         let frees = Effects { creates: 0, frees: 1 << 1 | 1 << 2 };
         let creates = Effects { creates: 1 << 1 | 1 << 2, frees: 0 };
-        l.learn(frees, 0);
+        l.learn(frees);
         l.listed(1, 0);
         l.listed(2, 0);
-        let keep = l.keepable(frees, 0);
+        let keep = l.keepable(frees);
         assert_eq!(keep, 1 << 1 | 1 << 2);
-        l.changed(frees, 0, keep, true);
+        l.changed(frees, keep, true);
         // Class 1 is visited before the classes are created again, class 2 is not.
         l.visited(1);
-        l.changed(creates, 0, 0, true);
+        l.changed(creates, 0, true);
         assert_eq!(l.unlistable(), 1 << 1, "class 2's kept list was not used");
-        l.learn(frees, 0);
+        l.learn(frees);
         assert_eq!(l.unlistable(), 1 << 1, "and is not learned again");
         // Not learned while capturing.
         l.listed(1, 1);
-        let keep = l.keepable(frees, 0);
-        l.changed(frees, 0, keep, false);
-        l.changed(creates, 0, 0, false);
+        let keep = l.keepable(frees);
+        l.changed(frees, keep, false);
+        l.changed(creates, 0, false);
         assert_eq!(l.unlistable(), 1 << 1);
-    }
-
-    /// A launch keeps (through its allocations) the current, noted lists of the classes it
-    /// creates and neither frees nor iterates, and learns them as it learns the classes freed
-    /// without being created; a class it creates and iterates, or creates and frees, is not
-    /// kept, and the parities of the kept lists are those they were listed with.
-    #[test]
-    fn allocations_keep_lists_of_classes_created_without_being_freed_or_iterated() {
-        let mut l = Listings::after_writes(0);
-        // Creates classes 1 and 2, frees class 3, iterates class 2.
-        let launch = Effects { creates: 1 << 1 | 1 << 2, frees: 1 << 3 };
-        let iterated = 1 << 2;
-        l.learn(launch, iterated);
-        assert_eq!(l.unlistable(), 1 << 1 | 1 << 3, "class 2 is iterated by the launch that creates it");
-        l.listed(1, 1);
-        l.listed(2, 0);
-        l.listed(3, 0);
-        let keep = l.keepable(launch, iterated);
-        assert_eq!(keep, 1 << 1 | 1 << 3);
-        assert_eq!(l.parities(keep), 1 << 1, "class 1 was listed with parity 1, class 3 with 0");
-        assert_eq!(
-            l.keepable(Effects { creates: 1 << 1, frees: 1 << 1 }, 0),
-            0,
-            "a launch freeing class 1 too"
-        );
-        l.changed(launch, iterated, keep, true);
-        assert_eq!(l.kept(1), Some(1), "kept through the allocations");
-        assert_eq!(l.kept(2), None, "created by the launch that iterates it");
-        assert_eq!(l.kept(3), Some(0), "kept through the frees");
     }
 }

@@ -227,13 +227,11 @@ impl<A: AllocatorSpec> Runtime<A> {
             } else {
                 DevPtr::null()
             };
-            // The current lists that this launch keeps right, through its frees and allocations
-            // (see `Listings::keepable`).
+            // The current lists that this launch's frees keep right (see `Listings::keepable`).
             let keep = match &listings {
-                Some(l) if self.store.unlists() => l.keepable(method.effects(), T::SUBTREE),
+                Some(l) if self.store.unlists() => l.keepable(method.effects()),
                 _ => 0,
             };
-            let keep_parities = listings.as_ref().map_or(0, |l| l.parities(keep));
             let params = DoParams {
                 store: self.store.ptr(),
                 class: id as u32,
@@ -242,8 +240,6 @@ impl<A: AllocatorSpec> Runtime<A> {
                 keep,
                 also,
                 also_parities,
-                keep_parities,
-                _reserved: 0,
                 ranked,
                 arg,
             };
@@ -284,7 +280,7 @@ impl<A: AllocatorSpec> Runtime<A> {
                 for other in type_ids(also as u64) {
                     l.visited(other);
                 }
-                l.changed(method.effects(), T::SUBTREE, keep, learning);
+                l.changed(method.effects(), keep, learning);
             }
         }
         if let Some(l) = &mut listings {
