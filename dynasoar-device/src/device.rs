@@ -34,6 +34,16 @@ impl Effects {
     pub const fn changed(self) -> u64 {
         self.creates | self.frees
     }
+
+    /// Whether a launch with these effects creates objects of one class only (one type id)
+    /// and frees none of them. Its allocations and frees then take shortcuts (in an allocator
+    /// whose classes take no runs of blocks, see [`Device::make_new`] and [`Device::free`]):
+    /// its frees leave the freed classes' active bitmaps to be made exact again
+    /// (`ObjectStore::free_in_sole_launch`), which the host does before a launch without
+    /// these effects needs them.
+    pub const fn creates_one_class_only(self) -> bool {
+        self.creates.is_power_of_two() && self.frees & self.creates == 0
+    }
 }
 
 /// The bit mask of class `T` and its subclasses, for [`Effects`]; `T` must be a class of
@@ -263,9 +273,20 @@ impl<A: AllocatorSpec> Device<A> {
     /// method declared so; a constant of the kernel): then its allocations need not guard
     /// against a block of the class changing class, or a slot being reused, before the launch
     /// ends ([`ObjectStore::make_new_sole`]).
+    ///
+    /// Its frees then take [`ObjectStore::free_in_sole_launch`] (see [`free`](Self::free)),
+    /// which the allocations' own shortcuts count on; an allocator with classes that take runs
+    /// of blocks keeps the general forms.
     #[inline(always)]
     fn creates_only(&self, type_id: u8) -> bool {
-        self.effects.creates == 1 << type_id && self.effects.frees & (1 << type_id) == 0
+        self.effects.creates == 1 << type_id && self.sole_launch()
+    }
+
+    /// Whether this launch creates objects of one class only and frees none of them
+    /// ([`Effects::creates_one_class_only`]), in an allocator whose classes take no runs.
+    #[inline(always)]
+    fn sole_launch(&self) -> bool {
+        self.effects.creates_one_class_only() && !A::ANY_OWNS_BLOCKS
     }
 
     /// [`make_new`](Self::make_new) for generic code that knows `T: Registered<Alloc = A>`.
@@ -315,6 +336,13 @@ impl<A: AllocatorSpec> Device<A> {
         // order the thread's accesses to the object before such a reuse.
         if self.effects.creates == 0 {
             self.store.free_in_launch_creating_nothing::<T>(raw);
+        } else if self.sole_launch() {
+            // One that creates objects of one other class only (the declared effects allow no
+            // free of that class) and allocates them without waiting for active bits to change:
+            // its frees need not wait for their blocks' bitmaps either (and must not set active
+            // bits: see `ObjectStore::make_new_sole`). The Game of Life's and generation's
+            // updates, each freeing one kind of cell and creating the other.
+            self.store.free_in_sole_launch::<T>(raw);
         } else if self.effects.creates & T::SUBTREE == 0 && !T::OWNS_BLOCKS {
             // Nor does one that creates objects of other classes only reuse the slot, or the
             // block if the store keeps emptied blocks from them until the launch ends. (A

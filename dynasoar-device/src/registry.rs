@@ -54,6 +54,11 @@ pub trait AllocatorSpec: 'static {
     const BLOCK_BYTES: u64;
     /// Its classes, indexed by type id.
     const CLASSES: &'static [ClassInfo];
+    /// Whether any of its classes takes runs of blocks (`ClassSpec::OWNS_BLOCKS`; never a
+    /// `#[soa_class]`'s). A launch that creates one class only then keeps the general
+    /// allocation and frees (see `Device::make_new`): a run's release frees blocks mid-launch,
+    /// and their frees wait for the bitmaps.
+    const ANY_OWNS_BLOCKS: bool = false;
     /// The store the model's device code is compiled against: DynaSOAr's heap, or a store of
     /// the comparison suite in the build for it. `allocator!` names the one the facade
     /// selects for the build (see `dynasoar::__private::SelectedStore`).

@@ -109,7 +109,8 @@ pub unsafe trait ObjectStore: Copy + 'static {
     /// what it frees). No block of `T` can then change class, and no slot of `T` be reused,
     /// before the launch has ended, so a store may leave out the checks and ordering an
     /// allocation needs against those (DynaSOAr's heap: see [`Heap::allocate_sole`]). The
-    /// caller must know that the launch is such a launch.
+    /// caller must know that the launch is such a launch, and free in it only through
+    /// [`free_in_sole_launch`](Self::free_in_sole_launch).
     #[inline(always)]
     fn make_new_sole<T: Concrete + ClassSpec>(&self, value: &T) -> Option<RawHandle> {
         self.make_new(value)
@@ -160,6 +161,17 @@ pub unsafe trait ObjectStore: Copy + 'static {
     #[inline(always)]
     fn free_in_launch_not_creating_its_class<T: ClassSpec>(&self, raw: RawHandle) {
         self.free::<T>(raw);
+    }
+
+    /// [`free_in_launch_not_creating_its_class`](Self::free_in_launch_not_creating_its_class)
+    /// in a launch whose allocations take [`make_new_sole`](Self::make_new_sole) (it creates
+    /// objects of one other class only, and frees none of that class). A store may then leave
+    /// out what needs the free's old state of the block, if it restores it before anything
+    /// needs it (DynaSOAr's heap: [`Heap::free_in_sole_launch`], which waits for no round
+    /// trip). The caller must know that the launch is such a launch.
+    #[inline(always)]
+    fn free_in_sole_launch<T: ClassSpec>(&self, raw: RawHandle) {
+        self.free_in_launch_not_creating_its_class::<T>(raw);
     }
 
     /// Before `raw` is freed: keep its class's current enumeration list right without it (see
@@ -312,6 +324,11 @@ unsafe impl ObjectStore for Heap<'static> {
     #[inline(always)]
     fn free_in_launch_not_creating_its_class<T: ClassSpec>(&self, raw: RawHandle) {
         Heap::free_in_launch_not_creating_its_class::<T>(self, raw);
+    }
+
+    #[inline(always)]
+    fn free_in_sole_launch<T: ClassSpec>(&self, raw: RawHandle) {
+        Heap::free_in_sole_launch::<T>(self, raw);
     }
 
     #[inline(always)]
@@ -499,6 +516,11 @@ unsafe impl<A: ObjectStore, B: ObjectStore> ObjectStore for Either<A, B> {
     #[inline(always)]
     fn free_in_launch_not_creating_its_class<T: ClassSpec>(&self, raw: RawHandle) {
         either!(self, s => s.free_in_launch_not_creating_its_class::<T>(raw))
+    }
+
+    #[inline(always)]
+    fn free_in_sole_launch<T: ClassSpec>(&self, raw: RawHandle) {
+        either!(self, s => s.free_in_sole_launch::<T>(raw))
     }
 
     #[inline(always)]

@@ -7,15 +7,16 @@ use dynasoar_device::DevPtr;
 use dynasoar_device::allocator::kernels::HEAP_RELEASE_RUNS;
 use dynasoar_device::block::{BLOCK_ALIGN, DATA_OFFSET, preset_mask};
 use dynasoar_device::heap::kernels::{
-    EnumerateParams, HEAP_ENUMERATE, HEAP_ENUMERATE_BLOCKS, HEAP_ENUMERATE_CONTAINERS, HEAP_INIT, HEAP_STATS,
-    InitParams, StatsParams,
+    EnumerateParams, HEAP_ENUMERATE, HEAP_ENUMERATE_BLOCKS, HEAP_ENUMERATE_CONTAINERS, HEAP_INIT,
+    HEAP_REACTIVATE, HEAP_STATS, InitParams, ReactivateParams, StatsParams,
 };
 use dynasoar_device::heap::ranked::{
     HEAP_RANK_COUNT, HEAP_RANK_SCAN, HEAP_RANK_WRITE, MAX_RANKED_BLOCKS, RankParams, RankedHeader,
     ranked_words, tiles_for,
 };
 use dynasoar_device::heap::{
-    CHANGED_BOTH, Heap, HeapConfig, HeapHeader, HeapPlan, HeapStateWords, PlanError, STATE_OFFSET, errors,
+    CHANGED_BOTH, Heap, HeapConfig, HeapHeader, HeapPlan, HeapStateWords, PlanError, STALE, STATE_OFFSET,
+    errors,
 };
 use dynasoar_device::{ClassInfo, RankedPtr, RawHandle};
 
@@ -328,6 +329,20 @@ impl DeviceHeap {
         Ok(parities)
     }
 
+    /// Queue [`heap_reactivate`](dynasoar_device::heap::kernels::heap_reactivate) of `classes`
+    /// (bits by type id): their active bitmaps and counts of empty blocks exact again after
+    /// frees that did not wait for their blocks' bitmaps.
+    pub fn reactivate(&self, exec: &Executor, classes: u64) -> Result<()> {
+        // One thread per block, up to whole waves of the machine (then threads stride).
+        let most = exec.wave_grid(&HEAP_REACTIVATE, THREADS)?.total_threads();
+        let threads = (self.config.num_blocks as usize).min(most);
+        exec.launch(
+            &HEAP_REACTIVATE,
+            Grid::for_elements(threads, THREADS),
+            ReactivateParams { heap: self.ptr(), classes },
+        )
+    }
+
     /// Queue the two launches of the hierarchical enumeration of `params.class`.
     fn enumerate_hierarchically(&self, exec: &Executor, params: EnumerateParams) -> Result<()> {
         // One thread per level-1 container (one in all for a bitmap of one level)...
@@ -372,7 +387,10 @@ impl DeviceHeap {
     /// over (for timing enumerations; waits for queued kernels).
     pub fn mark_changed(&self, exec: &Executor, class: u8) -> Result<()> {
         let at = std::mem::offset_of!(HeapHeader, enum_changed) + 4 * class as usize;
-        exec.write_bytes(&self.buffer, at, &CHANGED_BOTH.to_ne_bytes())
+        // The class's `STALE` flag stays as it is.
+        let old = exec.read(&self.buffer, at, 4)?;
+        let flags = u32::from_ne_bytes([old[0], old[1], old[2], old[3]]) & STALE | CHANGED_BOTH;
+        exec.write_bytes(&self.buffer, at, &flags.to_ne_bytes())
     }
 
     /// The heap's mutable state (waits for queued kernels).
@@ -610,6 +628,10 @@ pub struct SnapshotSummary {
     /// give-back's race, or frees in launches that created none of the class, until the
     /// class's next enumeration; counted in `classes` too).
     pub empty_blocks: u64,
+    /// Classes (bits by type id) whose `STALE` flag is set: frees that did not wait for their
+    /// blocks' bitmaps left their active bitmaps and counts of empty blocks to be made exact
+    /// (the check accepts both as they are for these classes).
+    pub stale_classes: u64,
 }
 
 impl HeapSnapshot {
@@ -702,9 +724,12 @@ impl HeapSnapshot {
     /// when allocated and not full; no allocated block empty (a run's reserved slots count as
     /// allocated) but those the allocator left with their class (at most as many of each
     /// class as it counted, `Heap::stranded_blocks`); slots reserved for runs allocated; the
-    /// free count equal to the free bitmap.
+    /// free count equal to the free bitmap. A class whose `STALE` flag is set (frees that did
+    /// not wait for their blocks' bitmaps, since its last enumeration anew or reactivation)
+    /// may have blocks with room that are not active and uncounted empty blocks.
     pub fn check(&self) -> std::result::Result<SnapshotSummary, String> {
         let heap = self.heap();
+        let stale = |class: u8| heap.enum_changed(class).load() & STALE != 0;
         let free = heap.free_blocks();
         free.check_consistent().map_err(|e| format!("free bitmap inconsistent at {e:?}"))?;
         for (c, class) in self.classes.iter().enumerate() {
@@ -721,6 +746,7 @@ impl HeapSnapshot {
             classes: vec![(0, 0); self.classes.len()],
             reserved_slots: 0,
             empty_blocks: 0,
+            stale_classes: (0..self.classes.len() as u8).filter(|&c| stale(c)).fold(0, |m, c| m | 1 << c),
         };
         let mut empty = Vec::new();
         for index in 0..self.config.num_blocks {
@@ -761,7 +787,10 @@ impl HeapSnapshot {
                         ));
                     }
                     let active = heap.active(*c).get(index);
-                    if active != (alloc != u64::MAX) {
+                    // A class that frees which did not wait for their bitmaps left stale may
+                    // have blocks with room that are not active (see `STALE`).
+                    let stale_room = !active && alloc != u64::MAX && stale(*c);
+                    if active != (alloc != u64::MAX) && !stale_room {
                         return Err(format!(
                             "block {index} of {}: active = {active} with bitmap {alloc:#x}",
                             class.name
@@ -791,7 +820,7 @@ impl HeapSnapshot {
         for (c, class) in self.classes.iter().enumerate() {
             let mine: Vec<u64> = empty.iter().filter(|e| e.1 == c as u8).map(|e| e.0).collect();
             let stranded = heap.stranded_blocks(c as u8).load();
-            if mine.len() as u64 > stranded as u64 {
+            if mine.len() as u64 > stranded as u64 && !stale(c as u8) {
                 return Err(format!(
                     "blocks {mine:?} of {} are allocated but empty (the allocator left {stranded} such \
                      blocks)",

@@ -145,6 +145,14 @@ pub trait HostStore: Send + Sync + Any {
     /// their lists right (see [`unlists`](Self::unlists)); the others' need not.
     fn note_entries(&self, _classes: u64) {}
 
+    /// Make the allocation state of `classes` (bits by type id) exact again after launches
+    /// whose frees did not wait for it (`ObjectStore::free_in_sole_launch`), before a launch
+    /// that needs it so (queued work; see `Runtime`'s `unwaited`). A listing of a class does
+    /// it too. Nothing to do for a store whose frees always wait.
+    fn reactivate(&self, _exec: &Executor, _classes: u64) -> Result<()> {
+        Ok(())
+    }
+
     /// [`list`](Self::list) every class of `classes` (bits by type id), in as few launches as
     /// the store can; the parity of each (bit by type id). By default one `list` each.
     fn list_several(&self, exec: &Executor, classes: u64) -> Result<u64> {
@@ -280,6 +288,10 @@ impl HostStore for DeviceHeap {
 
     fn list_several(&self, exec: &Executor, classes: u64) -> Result<u64> {
         self.enumerate_several(exec, classes)
+    }
+
+    fn reactivate(&self, exec: &Executor, classes: u64) -> Result<()> {
+        DeviceHeap::reactivate(self, exec, classes)
     }
 
     fn ranked_list(&self, exec: &Executor, class: u8, build: bool) -> Result<RankedPtr> {

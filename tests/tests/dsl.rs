@@ -742,6 +742,61 @@ fn frees_keep_their_emptied_blocks_on_gpu() {
     frees_keep_their_emptied_blocks(Backend::Cuda, "frees_keep_their_emptied_blocks_on_gpu");
 }
 
+/// A launch that creates objects of one class only frees without waiting for the blocks'
+/// bitmaps (`Heap::free_in_sole_launch`): the blocks that odd cats leave for dogs keep their
+/// even cats, with room that the frees did not make active, and the cats' class is `STALE`,
+/// which the heap's check allows for it alone. Before a launch that allocates as the paper does
+/// (the registry's `populate`, which may change any class and lists no cats), the runtime makes
+/// the cats' bitmaps exact again (`heap_reactivate`): after it no class is stale, and the check
+/// finds every cat block with room active.
+fn unwaited_frees_are_made_exact_before_a_launch_that_needs_it(backend: Backend, test: &str) {
+    if backend == Backend::Cuda && gpu_executor(test).is_none() {
+        return;
+    }
+    let rt = profiled_zoo(backend, test, true);
+    let heap = rt.heap().expect("a DynaSOAr heap");
+    let check = || {
+        heap.snapshot(rt.executor())
+            .unwrap()
+            .check()
+            .unwrap_or_else(|e| panic!("{test}: heap inconsistent: {e}"))
+    };
+    let cat = Cat::TYPE_ID;
+    rt.parallel_new(Registry::create, 1).unwrap();
+    rt.parallel_do_with(Registry::populate, 2000u32).unwrap();
+    let before = check();
+    assert_eq!((before.classes[cat as usize].1, before.stale_classes), (2000, 0), "{test}");
+    rt.parallel_do(Cat::make_way_if_odd).unwrap();
+    let stale = check();
+    assert_eq!(stale.stale_classes, 1 << cat, "{test}: the cats' frees did not wait");
+    assert_eq!(stale.classes[cat as usize], (before.classes[cat as usize].0, 1000), "{test}");
+    rt.parallel_do_with(Registry::populate, 10u32).unwrap();
+    let exact = check();
+    assert_eq!(exact.stale_classes, 0, "{test}: the cats' bitmaps were not made exact");
+    assert_eq!(exact.classes[cat as usize].1, 1010, "{test}");
+    let mut ids: Vec<u32> = rt.collect::<Cat>().unwrap().iter().map(|c| c.base.id).collect();
+    ids.sort();
+    let mut want: Vec<u32> = (0..2000).filter(|i| i % 2 == 0).chain(0..10).collect();
+    want.sort();
+    assert_eq!(ids, want, "{test}: the even cats and the new ones");
+}
+
+#[test]
+fn unwaited_frees_are_made_exact_before_a_launch_that_needs_it_on_cpu() {
+    unwaited_frees_are_made_exact_before_a_launch_that_needs_it(
+        Backend::Cpu,
+        "unwaited_frees_are_made_exact_before_a_launch_that_needs_it_on_cpu",
+    );
+}
+
+#[test]
+fn unwaited_frees_are_made_exact_before_a_launch_that_needs_it_on_gpu() {
+    unwaited_frees_are_made_exact_before_a_launch_that_needs_it(
+        Backend::Cuda,
+        "unwaited_frees_are_made_exact_before_a_launch_that_needs_it_on_gpu",
+    );
+}
+
 /// A method that creates or frees objects of a class it did not declare is refused: nothing
 /// is created, and the runtime reports which kernel did it.
 #[test]

@@ -242,6 +242,31 @@ fn frees_in_launches_that_create_other_classes_only_have_no_fence() {
     assert_eq!(fences(keeping), 0, "the cat's free in make_way_for_a_dog has a fence");
 }
 
+/// In a launch that creates objects of one class only and frees none of them, a free of
+/// another class does not wait for its block's bitmap (`Heap::free_in_sole_launch`): the do-all
+/// kernel of `Cat::make_way_for_a_dog` clears the cat's slot with a `red.and` (as it clears the
+/// slot's bit in a kept list's snapshot, `Heap::unlist`) and holds no atomic AND whose old value
+/// it would wait for, where `Cat::leave_if_odd_declared`'s free (in a launch that creates
+/// nothing) takes the old value for the block's transitions.
+#[test]
+fn frees_in_launches_that_create_one_other_class_only_do_not_wait_for_the_bitmap() {
+    let bodies = entry_bodies(MODELS_PTX);
+    let unwaited = entry_body(&bodies, "dynasoar_do__Zoo__Cat__make_way_for_a_dog");
+    let waited = entry_body(&bodies, "dynasoar_do__Zoo__Cat__leave_if_odd_declared");
+    let reductions = |body: &str| body.matches("red.relaxed.gpu.global.and.b64").count();
+    let waits = |body: &str| body.matches("atom.relaxed.gpu.global.and.b64").count();
+    println!(
+        "AND reductions / atomics: make_way_for_a_dog {} / {}, leave_if_odd_declared {} / {}",
+        reductions(unwaited),
+        waits(unwaited),
+        reductions(waited),
+        waits(waited)
+    );
+    assert!(reductions(unwaited) > reductions(waited), "make_way_for_a_dog's free is no reduction");
+    assert_eq!(waits(unwaited), 0, "make_way_for_a_dog's free waits for an old value");
+    assert!(waits(waited) > 0, "leave_if_odd_declared's free no longer takes the old value");
+}
+
 /// A launch that creates one class only and frees none of it (`#[parallel(creates(Cat))]`)
 /// allocates through `Heap::allocate_sole`, whose reservations are relaxed: the allocation of
 /// `Cat::have_kitten` (undeclared: it may free, so blocks may change class during its launch)

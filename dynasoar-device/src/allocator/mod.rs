@@ -136,6 +136,12 @@ pub trait BlockStore {
     ///
     /// [`class_flags`]: BlockStore::class_flags
     fn class_changed(&self, _class: u8, _seen: u32) {}
+    /// [`class_changed`](BlockStore::class_changed) by a free that did not wait for its
+    /// block's bitmap ([`release_slot_unwaited`]): the class's active bitmap may now miss
+    /// blocks with room (see `Heap::mark_stale`).
+    fn class_stale(&self, class: u8, seen: u32) {
+        self.class_changed(class, seen)
+    }
 }
 
 #[cfg(not(loom))]
@@ -234,6 +240,10 @@ impl BlockStore for Heap<'_> {
     #[inline(always)]
     fn class_changed(&self, class: u8, seen: u32) {
         self.mark_changed(class, seen);
+    }
+    #[inline(always)]
+    fn class_stale(&self, class: u8, seen: u32) {
+        self.mark_stale(class, seen);
     }
     #[inline(always)]
     fn raise(&self, error: u32) {
@@ -432,6 +442,26 @@ impl Heap<'_> {
     #[inline]
     pub fn free_in_launch_not_creating_its_class<C: ClassSpec>(&self, handle: RawHandle) {
         self.free_with_block_bytes::<false, true>(handle, C::BLOCK_BYTES)
+    }
+
+    /// [`free_in_launch_not_creating_its_class`](Self::free_in_launch_not_creating_its_class)
+    /// in a launch that allocates as [`allocate_sole`](Self::allocate_sole) does (it creates
+    /// objects of one other class only, and frees none of that class), in a heap whose classes
+    /// take no runs: the slot's bit is cleared by a reduction whose old value nobody waits for
+    /// ([`release_slot_unwaited`]). What the old value served is left to the class's next
+    /// enumeration anew (or [`heap_reactivate`](crate::heap::heap_reactivate)): a block that
+    /// was full is not made active, one that empties is not counted, and a second free of the
+    /// object is not reported. The free sets the class's [`STALE`](crate::heap::STALE) flag,
+    /// which tells the heap's check so. The caller must know that the launch is such a launch
+    /// (then no free in it waits for a bitmap, and `reserve_in` may clear an active bit
+    /// without waiting for it either).
+    #[inline]
+    pub fn free_in_sole_launch<C: ClassSpec>(&self, handle: RawHandle) {
+        if handle.is_null() {
+            self.raise(crate::errors::NULL_HANDLE);
+            return;
+        }
+        release_slot_unwaited(self, block_at(handle.block_addr()), handle.slot(), handle.type_id());
     }
 
     /// Free block `index`, allocated to `class` and empty, in a kernel that runs alone on the
@@ -928,7 +958,16 @@ fn reserve_in<C: ClassSpec, S: BlockStore, const SOLE: bool>(
         type_id = block.type_id.load() as u8;
     }
     if r.filled_block {
-        store.active(type_id).clear(index);
+        if SOLE {
+            // No free in a launch such as this one waits for a bitmap or sets an active bit
+            // (`release_slot_unwaited`): no one is on the way to set this bit, so a clear bit
+            // stays clear. It may be clear with the block not full before this reservation,
+            // where such a free gave the block room in an earlier launch (the class is then
+            // `STALE`): waiting for it to be set would never end.
+            store.active(type_id).try_clear(index);
+        } else {
+            store.active(type_id).clear(index);
+        }
     }
     if type_id == C::TYPE_ID {
         return Some(r);
@@ -1066,6 +1105,22 @@ pub fn release_slot<S: BlockStore, const KEEP: bool>(
         return;
     }
     store.class_changed(type_id, flags);
+}
+
+/// Free `slot` of `block`, of class `type_id`, with a reduction (`red.and`) whose old value
+/// nobody waits for: the thread goes on at once, where [`release_slot`] waits a round trip to
+/// L2 for the bitmap it changed. Only in a launch that allocates as `Heap::allocate_sole` does
+/// and creates no object of the class (see `Heap::free_in_sole_launch`). Without the old value
+/// there is no double-free check and no transition: a block that was full stays out of the
+/// class's active bitmap, and a block the free empties stays with its class, uncounted. The
+/// class's `STALE` flag says so, until the next enumeration that lists the class anew, which
+/// makes every listed block with room active again and frees the empty ones (or
+/// `heap_reactivate`, which the host runs before any launch that needs the bitmaps exact).
+#[inline(always)]
+pub fn release_slot_unwaited<S: BlockStore>(store: &S, block: &BlockHeader, slot: u32, type_id: u8) {
+    let flags = store.class_flags(type_id);
+    block.alloc.reduce_and(!(1u64 << slot));
+    store.class_stale(type_id, flags);
 }
 
 /// Free the slots `mask` of block `index` of class `type_id` (Alg. 2 for several slots at

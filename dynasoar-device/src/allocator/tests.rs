@@ -222,6 +222,27 @@ fn a_sole_reservation_through_a_hint_checks_the_blocks_class() {
     assert_eq!(store.check(), vec![2, 1]);
 }
 
+/// A free that does not wait for the block's bitmap (`release_slot_unwaited`, in a launch that
+/// creates one other class only) clears its slot's bit and nothing else: a block that was full
+/// stays out of the active bitmap. A reservation of such a launch (`SOLE`) that fills the block
+/// through a hint then clears the active bit without waiting for it to be set (it never will
+/// be), and the block is as the paper's order leaves a full block.
+#[test]
+fn a_sole_reservation_fills_a_block_that_an_unwaited_free_left_inactive() {
+    let store = VecStore::new(4, &[Four::OBJECTS_PER_BLOCK, Two::OBJECTS_PER_BLOCK]);
+    let b = open_block::<Two, _>(&store, 2).expect("a free block");
+    assert_eq!(store.block(b).objects() & 0b11, 0b11, "full");
+    assert!(!store.active(1).get(b), "a full block is not active");
+    release_slot_unwaited(&store, store.block(b), 1, Two::TYPE_ID);
+    assert_eq!(store.block(b).objects() & 0b11, 0b01, "slot 1 freed");
+    assert!(!store.active(1).get(b), "the unwaited free left the block inactive");
+    assert_eq!(store.errors.load(), 0);
+    let r = reserve_in::<Two, _, true>(&store, b, 1, 0, false).expect("slot 1 through the hint");
+    assert_eq!((r.slots & 0b11, r.filled_block), (0b10, true));
+    assert!(!store.active(1).get(b), "full and not active");
+    assert_eq!(store.check(), vec![0, 2]);
+}
+
 /// A reservation in a block that another class holds now gives its slots back as that class's:
 /// the block's objects and bits as before, active again where the reservation had filled it,
 /// and a block that the give-back leaves empty stays allocated and active for its class,

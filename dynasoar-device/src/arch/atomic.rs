@@ -176,6 +176,10 @@ macro_rules! atomic_type {
             fn red_add(&self, value: $int) {
                 red!(self, concat!("red.relaxed.gpu.global.add.u", $bits), $reg, value)
             }
+            #[inline(always)]
+            fn red_and(&self, value: $int) {
+                red!(self, concat!("red.relaxed.gpu.global.and.b", $bits), $reg, value)
+            }
         }
 
         #[cfg(not(target_arch = "nvptx64"))]
@@ -229,6 +233,10 @@ macro_rules! atomic_type {
             #[inline(always)]
             fn red_add(&self, value: $int) {
                 self.0.fetch_add(value, Relaxed);
+            }
+            #[inline(always)]
+            fn red_and(&self, value: $int) {
+                self.0.fetch_and(value, Relaxed);
             }
         }
 
@@ -287,6 +295,11 @@ macro_rules! atomic_type {
             #[inline(always)]
             pub fn reduce_or(&self, value: $int) {
                 self.red_or(value)
+            }
+            /// Atomic AND without the previous value (see [`reduce_or`](Self::reduce_or)).
+            #[inline(always)]
+            pub fn reduce_and(&self, value: $int) {
+                self.red_and(value)
             }
             /// Atomic wrapping add without the previous value (see
             /// [`reduce_or`](Self::reduce_or)).

@@ -17,7 +17,7 @@ use dynasoar_macros::kernel;
 use crate::arch::{self, WarpGroup};
 use crate::bitmap::init_container;
 use crate::block::preset_mask;
-use crate::heap::{Heap, HeapHeader, MAX_CLASSES, block_at};
+use crate::heap::{Heap, HeapHeader, MAX_CLASSES, STALE, block_at};
 use crate::{DevPtr, Plain};
 
 /// Parameters of [`heap_init`].
@@ -144,8 +144,10 @@ fn begin_enumeration(heap: &Heap<'_>, class: u8, parity: usize, notes: bool) -> 
     let unchanged = changed.load() & (1 << parity) == 0 && (was_noted || !notes);
     if arch::global_thread_id() == 0 {
         noted[parity].store(if unchanged { was_noted } else { notes } as u32);
-        // Only bit `parity` is read in this kernel (see `Heap::enum_changed`).
-        changed.fetch_and(!(1u32 << (1 - parity)));
+        // Only bit `parity` is read in this kernel (see `Heap::enum_changed`). A listing anew
+        // makes every listed block with room active and frees the empty ones: the class is no
+        // longer `STALE`.
+        changed.fetch_and(!(1u32 << (1 - parity)) & if unchanged { !0 } else { !STALE });
         if unchanged {
             counters[parity].store(counters[1 - parity].load());
         } else {
@@ -237,11 +239,13 @@ pub fn heap_enumerate(p: EnumerateParams) {
             // An empty block is not listed but freed, once the warp's entries are reserved.
             let mut alloc = 0;
             let mut empty = false;
+            let mut room = false;
             if (owner as usize) < MAX_CLASSES {
                 let block = heap.block(index as u64);
                 let slots = quiet_load(&block.alloc);
                 alloc = slots & quiet_load(&block.handed);
                 empty = slots & !preset_mask(heap.class_objects(owner)) == 0;
+                room = slots != u64::MAX;
             }
             let group = WarpGroup::current();
             let mut bits = changed;
@@ -266,6 +270,8 @@ pub fn heap_enumerate(p: EnumerateParams) {
             }
             if empty {
                 heap.free_empty_block(index as u64, owner);
+            } else if room {
+                activate(&heap, owner, index as u64);
             }
             index += stride;
         }
@@ -336,7 +342,11 @@ fn list_share_on_host(
             let index = word * 64 + bits.trailing_zeros();
             bits &= bits - 1;
             let block = heap.block(index as u64);
-            let alloc = quiet_load(&block.alloc) & quiet_load(&block.handed);
+            let slots = quiet_load(&block.alloc);
+            if slots != u64::MAX {
+                activate(heap, class, index as u64);
+            }
+            let alloc = slots & quiet_load(&block.handed);
             // SAFETY: at most `num_blocks` blocks are allocated to a class and the list and the
             // snapshots have room for `num_blocks` entries; this thread reserved entries
             // `at..at + count` for its share's blocks (only this thread changes its share's
@@ -517,7 +527,80 @@ pub fn heap_enumerate_blocks(p: EnumerateParams) {
             empty &= empty - 1;
             heap.free_empty_block((index * 64 + round * lanes + lane) as u64, class);
         }
+        for (round, slots) in slots.iter().enumerate() {
+            if listed >> round & 1 != 0 && *slots != u64::MAX {
+                activate(&heap, class, (index * 64 + round as u32 * lanes + lane) as u64);
+            }
+        }
         entry += stride;
+    }
+}
+
+/// Make block `index` of `class`, which has room, active if it is not: a block that a free
+/// which did not wait for its bitmap left full in the class's eyes (see `STALE`). In kernels
+/// that run alone on the heap: other threads of the kernel may set or clear other bits of the
+/// active bitmap (their blocks'), which its hierarchical updates allow, but not this one.
+#[inline(always)]
+fn activate(heap: &Heap<'_>, class: u8, index: u64) {
+    let active = heap.active(class);
+    if !active.get(index) {
+        active.set(index);
+    }
+}
+
+/// Parameters of [`heap_reactivate`].
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct ReactivateParams {
+    pub heap: DevPtr<HeapHeader>,
+    /// The classes to make exact again (bits by type id).
+    pub classes: u64,
+}
+// SAFETY: `repr(C)` plain data.
+// Kernel parameters: not offered to users as examples of plain types in diagnostics.
+#[diagnostic::do_not_recommend]
+unsafe impl Plain for ReactivateParams {}
+
+/// Make the bitmaps of `p.classes` exact again after frees that did not wait for their
+/// blocks' bitmaps (`Heap::free_in_sole_launch`, which set the classes' `STALE` flag): every
+/// allocated block of such a class with room becomes active, and every empty one is counted
+/// with the blocks the allocator left with their class (`Heap::stranded_blocks`, a bound:
+/// blocks counted before may count twice). The host runs it before a launch whose frees or
+/// allocations need the active bitmaps exact (they wait for a bit to change, which would never
+/// come for a block such a free gave room), where no enumeration anew of the class came
+/// since. Like the enumerations, it runs alone on the heap.
+#[kernel(crate = crate, name = "dynasoar_heap_reactivate")]
+pub fn heap_reactivate(p: ReactivateParams) {
+    // SAFETY: the host launches this on an initialised heap, between other kernels.
+    let heap = unsafe { Heap::from_ptr(p.heap.as_ptr()) };
+    let c = heap.config();
+    let classes = p.classes & ((1u64 << c.num_classes) - 1);
+    if arch::global_thread_id() == 0 {
+        let mut bits = classes;
+        while bits != 0 {
+            let class = bits.trailing_zeros() as u8;
+            bits &= bits - 1;
+            heap.enum_changed(class).fetch_and(!STALE);
+        }
+    }
+    let stride = arch::global_thread_count() as u64;
+    let mut index = arch::global_thread_id() as u64;
+    while index < c.num_blocks {
+        let mut bits = classes;
+        while bits != 0 {
+            let class = bits.trailing_zeros() as u8;
+            bits &= bits - 1;
+            if heap.allocated(class).get(index) {
+                let slots = heap.block(index).alloc.load();
+                if slots & !preset_mask(heap.class_objects(class)) == 0 {
+                    heap.stranded_blocks(class).reduce_add(1);
+                }
+                if slots != u64::MAX {
+                    activate(&heap, class, index);
+                }
+            }
+        }
+        index += stride;
     }
 }
 

@@ -174,6 +174,13 @@ const ENUM_NOTED: u64 = 16;
 /// Both change flags of a class (see [`Heap::enum_changed`]).
 pub const CHANGED_BOTH: u32 = 0b11;
 
+/// Set with the change flags of a class by a free that did not wait for its block's bitmap
+/// (`Heap::free_in_sole_launch`): until the class's next enumeration anew or
+/// [`heap_reactivate`](kernels::heap_reactivate), its active bitmap may miss blocks with room
+/// and its empty blocks are not counted ([`Heap::stranded_blocks`]), which the heap's check
+/// accepts for such a class only.
+pub const STALE: u32 = 0b100;
+
 /// Bytes of a class's enumeration area for `m` blocks: header, indices, snapshots, container
 /// indices.
 const fn enum_area_bytes(m: u64) -> u64 {
@@ -515,10 +522,23 @@ impl<'a> Heap<'a> {
     /// Note an allocation or free of `class` (both flags), given the flags as loaded before:
     /// only if they were not both set yet, so that the threads of a busy kernel do not all
     /// write the same word.
+    ///
+    /// An OR whose old value nobody waits for, not a store: a free's [`mark_stale`] of the
+    /// same word may come at the same time, and neither may undo the other's bits.
+    ///
+    /// [`mark_stale`]: Heap::mark_stale
     #[inline(always)]
     pub fn mark_changed(&self, class: u8, seen: u32) {
-        if seen != CHANGED_BOTH {
-            self.enum_changed(class).store(CHANGED_BOTH);
+        if seen & CHANGED_BOTH != CHANGED_BOTH {
+            self.enum_changed(class).reduce_or(CHANGED_BOTH);
+        }
+    }
+
+    /// [`mark_changed`](Heap::mark_changed) with the class's [`STALE`] flag.
+    #[inline(always)]
+    pub fn mark_stale(&self, class: u8, seen: u32) {
+        if seen != CHANGED_BOTH | STALE {
+            self.enum_changed(class).reduce_or(CHANGED_BOTH | STALE);
         }
     }
 
@@ -567,7 +587,8 @@ impl<'a> Heap<'a> {
         if (at as u64) < self.config().num_blocks {
             // SAFETY: the snapshots have room for `num_blocks` aligned entries.
             let word = unsafe { Atomic64::from_ptr(self.enum_snapshots(raw.type_id()).add(at as usize)) };
-            word.fetch_and(!(1u64 << raw.slot()));
+            // Nobody needs the old value: a reduction, which the thread does not wait for.
+            word.reduce_and(!(1u64 << raw.slot()));
         }
     }
 

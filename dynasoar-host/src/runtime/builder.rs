@@ -280,6 +280,7 @@ impl<A: AllocatorSpec> RuntimeBuilder<A> {
             last_check: Mutex::new(std::time::Instant::now()),
             classes: A::CLASSES,
             merge_subclasses,
+            unwaited: Mutex::new(Default::default()),
             _alloc: PhantomData,
         })
     }

@@ -34,12 +34,15 @@ pub struct StepGraph {
     recordings: Vec<Captured>,
 }
 
-/// One recording of the step and the store's listing states before and after it.
+/// One recording of the step and the store's listing states before and after it, and the
+/// classes it assumed and leaves with their allocation state not exact (see `unwaited.rs`).
 #[derive(Debug)]
 struct Captured {
     recording: Recording,
     from: u64,
     to: u64,
+    unwaited_from: u64,
+    unwaited_to: u64,
 }
 
 impl StepGraph {
@@ -102,12 +105,14 @@ impl<A: AllocatorSpec> Runtime<A> {
         let from = self.store.listing_state();
         self.forget_listings();
         self.exec.begin_capture()?;
+        let saved = self.unwaited.lock().unwrap().begin_recording();
         let recorded = step(self);
         let ended = self.exec.end_capture();
+        let (unwaited_from, unwaited_to) = self.unwaited.lock().unwrap().end_recording(saved);
         self.forget_listings();
         let to = self.store.listing_state();
         recorded?;
-        Ok(Captured { recording: ended?, from, to })
+        Ok(Captured { recording: ended?, from, to, unwaited_from, unwaited_to })
     }
 
     /// Run a step captured by [`capture`](Self::capture) on this runtime: queue its launches,
@@ -125,10 +130,13 @@ impl<A: AllocatorSpec> Runtime<A> {
                 first
             }
         };
+        let stale = self.unwaited.lock().unwrap().before_replay(captured.unwaited_from);
+        self.reactivate(stale, false)?;
         self.forget_listings();
         self.exec.replay(&captured.recording)?;
         // The recorded listings ran: the host's record follows them.
         self.store.set_listing_state(captured.to);
+        self.unwaited.lock().unwrap().after_replay(captured.unwaited_to);
         // (The error check names each kernel once.)
         self.launched(captured.recording.kernels())
     }

@@ -3,7 +3,8 @@
 //! `reset`, `sync`).
 //!
 //! Its other concepts have their own files: `builder.rs` builds a runtime, `profile.rs` times
-//! its kernels, `listings.rs` keeps enumeration lists for the next `parallel_do`. The kernels
+//! its kernels, `listings.rs` keeps enumeration lists for the next `parallel_do`, `unwaited.rs`
+//! knows which classes' allocation state a launch must have made exact first. The kernels
 //! launched since the last check, which errors name, are the executor's
 //! (`backend/pending.rs`).
 
@@ -11,14 +12,15 @@ mod builder;
 mod graph;
 mod listings;
 mod profile;
+mod unwaited;
 
 use std::marker::PhantomData;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use dynasoar_device::{
-    AllocatorSpec, ClassInfo, Concrete, DevPtr, DoParams, DoWithoutArgument, GatherParams, Handle, MemberOf,
-    NewParams, NewWithoutArgument, ParallelMethod, ParallelNew, Plain, do_all_blocks,
+    AllocatorSpec, ClassInfo, Concrete, DevPtr, DoParams, DoWithoutArgument, Effects, GatherParams, Handle,
+    MemberOf, NewParams, NewWithoutArgument, ParallelMethod, ParallelNew, Plain, do_all_blocks,
 };
 
 pub use builder::{DEFAULT_HEAP_BYTES, RuntimeBuilder};
@@ -26,6 +28,7 @@ pub use graph::StepGraph;
 use listings::Listings;
 pub use profile::{KernelTime, Timings};
 use profile::{Phase, Profile};
+use unwaited::Unwaited;
 
 use crate::backend::{BackendKind, Executor, Grid};
 use crate::do_all::{DoAllLoop, DoAllWaves, LoopChoice, LoopTuner, Pick, WaveChoice, WavePick, WaveTuner};
@@ -74,6 +77,8 @@ pub struct Runtime<A> {
     /// Whether a `parallel_do` over a class with subclasses visits several of its concrete
     /// classes in one launch ([`RuntimeBuilder::merge_subclass_launches`]).
     merge_subclasses: bool,
+    /// Classes whose allocation state frees that did not wait for it left to make exact.
+    unwaited: Mutex<Unwaited>,
     _alloc: PhantomData<fn() -> A>,
 }
 
@@ -115,6 +120,22 @@ impl<A: AllocatorSpec> Runtime<A> {
         if due { self.sync() } else { Ok(()) }
     }
 
+    /// Before a launch with `effects`: make the allocation state of the classes that need it
+    /// exact (see `unwaited.rs`); whether a kernel was queued for it.
+    fn settle(&self, effects: Effects, chained: bool) -> Result<bool> {
+        let classes = self.unwaited.lock().unwrap().before::<A>(effects);
+        self.reactivate(classes, chained)
+    }
+
+    /// Queue the reactivation of `classes` (if any); whether a kernel was queued.
+    fn reactivate(&self, classes: u64, chained: bool) -> Result<bool> {
+        if classes == 0 {
+            return Ok(false);
+        }
+        self.timed(Phase::Enumerate("reactivation"), chained, || self.store.reactivate(&self.exec, classes))?;
+        Ok(true)
+    }
+
     /// Wait for all queued work and report what went wrong in it: a failed kernel, or errors
     /// raised by device code (out of memory, invalid frees), naming the kernel that raised the
     /// first of them (or, where it cannot be told, the kernels launched since the last check).
@@ -145,9 +166,9 @@ impl<A: AllocatorSpec> Runtime<A> {
     {
         let kernel = method.kernel();
         // Each span after the first starts where the one before it ended.
-        let mut chained = false;
+        let mut chained = self.settle(method.effects(), false)?;
         if self.store.prepares() {
-            self.timed(Phase::Enumerate("store lists"), false, || self.store.prepare(&self.exec))?;
+            self.timed(Phase::Enumerate("store lists"), chained, || self.store.prepare(&self.exec))?;
             chained = true;
         }
         let mut listings = self.listings.as_ref().map(|l| l.lock().unwrap());
@@ -177,6 +198,7 @@ impl<A: AllocatorSpec> Runtime<A> {
             }
             parities = self.timed(Phase::List(all), chained, || self.store.list_several(&self.exec, all))?;
             chained = true;
+            self.unwaited.lock().unwrap().exact(all);
             if let Some(l) = &mut listings {
                 for id in type_ids(all) {
                     l.listed(id, (parities >> id) as u32 & 1);
@@ -287,6 +309,7 @@ impl<A: AllocatorSpec> Runtime<A> {
             l.done(&self.exec);
         }
         drop(listings);
+        self.unwaited.lock().unwrap().after::<A>(method.effects());
         match method.streaming_kernel().filter(|_| ran_streaming) {
             Some(streaming) if ran_plain => self.launched(&[kernel.name(), streaming.name()]),
             Some(streaming) => self.launched(&[streaming.name()]),
@@ -414,10 +437,12 @@ impl<A: AllocatorSpec> Runtime<A> {
         Arg: Plain,
     {
         let kernel = constructor.kernel();
+        // A constructor may create and free anything.
+        let chained = self.settle(Effects::ANY, false)?;
         let most = self.exec.wave_grid(kernel, THREADS)?.total_threads() as u64;
         let grid = Grid::for_elements(count.min(most) as usize, THREADS);
         let params = NewParams { store: self.store.ptr(), first: 0, count, arg };
-        self.timed(Phase::Method(kernel.name()), false, || self.exec.launch(kernel, grid, params))?;
+        self.timed(Phase::Method(kernel.name()), chained, || self.exec.launch(kernel, grid, params))?;
         self.launched(&[kernel.name()])
     }
 
@@ -542,6 +567,8 @@ impl<A: AllocatorSpec> Runtime<A> {
     /// Free every object.
     pub fn reset(&self) -> Result<()> {
         self.sync()?;
-        self.store.reset(&self.exec)
+        self.store.reset(&self.exec)?;
+        self.unwaited.lock().unwrap().reset();
+        Ok(())
     }
 }

@@ -97,6 +97,7 @@ pub fn expand(a: &Allocator, blocks: Blocks) -> TokenStream {
         }
     });
 
+    let classes_owning = classes.iter();
     let infos = classes.iter().enumerate().map(|(i, c)| {
         let id = i as u8;
         quote! {
@@ -153,6 +154,7 @@ pub fn expand(a: &Allocator, blocks: Blocks) -> TokenStream {
             const NAME: &'static str = #name;
             const BLOCK_BYTES: u64 = #consts::BLOCK_BYTES;
             const CLASSES: &'static [#p::ClassInfo] = &[#(#infos),*];
+            const ANY_OWNS_BLOCKS: bool = false #(|| <#classes_owning as #p::ClassSpec>::OWNS_BLOCKS)*;
             type Store = ::dynasoar::__private::SelectedStore;
         }
 

@@ -213,9 +213,18 @@ impl Cat {
     /// blocks from the dogs until the launch ends; tests/ptx.rs counts their fences).
     #[parallel(creates(Dog), frees(Cat))]
     pub fn make_way_for_a_dog(this: Obj<Self>, dev: &Device<Zoo>) {
-        let base = Animal { id: this.id() + 300_000, ticks: 0, cats_seen: 0 };
-        dev.free(this);
-        let _ = dev.make_new(Dog { base, registry: Handle::NULL, bones: [0; 3], collar: 0 });
+        Self::leave_for_a_dog(this, dev);
+    }
+
+    /// Cats with an odd id leave, each for a dog with id `id + 300_000`: as
+    /// [`make_way_for_a_dog`](Self::make_way_for_a_dog), but the cats' blocks keep cats, now
+    /// with room that their frees (which do not wait for the blocks' bitmaps) did not make
+    /// active.
+    #[parallel(creates(Dog), frees(Cat))]
+    pub fn make_way_if_odd(this: Obj<Self>, dev: &Device<Zoo>) {
+        if this.id() % 2 == 1 {
+            Self::leave_for_a_dog(this, dev);
+        }
     }
 
     /// Declares that it creates dogs but tries to create a kitten: refused, and reported.
@@ -262,6 +271,14 @@ impl Cat {
         if let Some(other) = other {
             dev.free(other);
         }
+    }
+
+    /// Inlined, so that each kernel's free is compiled with its method's effects.
+    #[inline(always)]
+    fn leave_for_a_dog(this: Obj<Self>, dev: &Device<Zoo>) {
+        let base = Animal { id: this.id() + 300_000, ticks: 0, cats_seen: 0 };
+        dev.free(this);
+        let _ = dev.make_new(Dog { base, registry: Handle::NULL, bones: [0; 3], collar: 0 });
     }
 
     fn kitten(this: Obj<Self>, dev: &Device<Zoo>) {
