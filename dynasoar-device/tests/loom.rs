@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use dynasoar_device::allocator::vec_store::{VecStore as Store, containers};
 use dynasoar_device::allocator::{
-    DEFAULT_LOSSES_BEFORE_NEW_BLOCK, ROLLBACKS, allocate_in_group, release_runs,
+    BlockStore, DEFAULT_LOSSES_BEFORE_NEW_BLOCK, ROLLBACKS, allocate_in_group, release_runs,
 };
 use dynasoar_device::arch::WarpGroup;
 use dynasoar_device::bitmap::{Bitmap, BitmapGeometry};
@@ -249,12 +249,12 @@ fn sole_allocations_take_no_slot_of_another_class() {
         let b_block = store.index_of(b);
         assert_ne!(store.index_of(a), b_block);
         store.last[0].store(b_block + 1);
-        // This launch creates A only and frees B only: T1 frees the B object (which empties
-        // its block and frees it, so that an A allocation may open it again), T2 and this
-        // thread allocate an A each, from the note, the active bitmap or a new block.
+        // This launch creates A only and frees B only: T1 frees the B object as such a launch
+        // does, without waiting for the bitmap (its emptied block stays B's), T2 and this thread
+        // allocate an A each, from the note, the active bitmap or a new block.
         let t1 = {
             let s = store.clone();
-            thread::spawn(move || s.free(b))
+            thread::spawn(move || s.free_unwaited(b))
         };
         let t2 = {
             let s = store.clone();
@@ -269,10 +269,40 @@ fn sole_allocations_take_no_slot_of_another_class() {
             assert_eq!(store.blocks[store.index_of(h) as usize].type_id.load(), 0, "A object in a B block");
         }
         assert_eq!(store.errors.load(), 0);
+        // B's next listing (or the host's reactivation) makes its bitmaps exact.
+        store.reactivate(1);
         assert_eq!(store.check(), vec![3, 0]);
     });
     assert!(
         ROLLBACKS.load(std::sync::atomic::Ordering::Relaxed) > 0,
         "no explored interleaving reserved in the B block through the note"
     );
+}
+
+/// Two allocations of a launch that creates A only fill a block that an unwaited free of an
+/// earlier such launch gave room without making it active: each clears the block's active bit
+/// without waiting (`try_clear`), neither waits for good, and no slot is handed out twice.
+#[test]
+fn sole_allocations_fill_a_block_an_unwaited_free_left_inactive() {
+    model(|| {
+        let store = Arc::new(Store::new(2, &[2, 2]));
+        let first = alloc::<A>(&store).unwrap();
+        let second = alloc::<A>(&store).unwrap();
+        let block = store.index_of(first);
+        assert_eq!(store.index_of(second), block, "one full block of A");
+        store.free_unwaited(first);
+        store.free_unwaited(second);
+        assert!(!store.active(0).get(block), "left inactive");
+        store.last[0].store(block + 1);
+        let t = {
+            let s = store.clone();
+            thread::spawn(move || alloc_sole::<A>(&s).unwrap())
+        };
+        let mine = alloc_sole::<A>(&store).unwrap();
+        let theirs = t.join().unwrap();
+        assert_ne!(mine, theirs);
+        assert_eq!(store.errors.load(), 0);
+        store.reactivate(0);
+        assert_eq!(store.check(), vec![2, 0]);
+    });
 }

@@ -957,34 +957,49 @@ fn reserve_in<C: ClassSpec, S: BlockStore, const SOLE: bool>(
         r = block.reserve(wanted, seed)?;
         type_id = block.type_id.load() as u8;
     }
-    if r.filled_block {
-        if SOLE {
-            // No free in a launch such as this one waits for a bitmap or sets an active bit
-            // (`release_slot_unwaited`): no one is on the way to set this bit, so a clear bit
-            // stays clear. It may be clear with the block not full before this reservation,
-            // where such a free gave the block room in an earlier launch (the class is then
-            // `STALE`): waiting for it to be set would never end.
-            store.active(type_id).try_clear(index);
-        } else {
-            store.active(type_id).clear(index);
-        }
-    }
     if type_id == C::TYPE_ID {
+        if r.filled_block {
+            if SOLE {
+                // Nothing in a launch such as this one sets an active bit of `C`: no free of
+                // `C` (the launch frees none), no give-back in a block of `C` (below). So a
+                // clear bit stays clear: it may be, with the block not full before this
+                // reservation, where a free that did not wait for the bitmap gave the block
+                // room in an earlier launch (`release_slot_unwaited`; `C` is then `STALE`).
+                // Waiting for it to be set would never end.
+                store.active(type_id).try_clear(index);
+            } else {
+                store.active(type_id).clear(index);
+            }
+        }
         return Some(r);
     }
     // The block was freed and reused for another class after we found it: give the slots
     // back as that class's (paper Alg. 1, line 17).
     #[cfg(loom)]
     ROLLBACKS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    give_back(store, block, index, r.slots, type_id);
+    if SOLE {
+        // In a launch such as this one, nothing else changes that class's active bits (it is
+        // neither created nor freed with the paper's free), so leaving the bit as it is through
+        // the reservation and its give-back leaves it right: a clear on filling and a set on
+        // giving back, where a reservation of another leader came between them, could leave
+        // it wrong (a set that came after that leader's clear) or wait for good (its own set
+        // then finding the bit set).
+        give_back::<_, false>(store, block, index, r.slots, type_id);
+    } else {
+        if r.filled_block {
+            store.active(type_id).clear(index);
+        }
+        give_back::<_, true>(store, block, index, r.slots, type_id);
+    }
     None
 }
 
 /// Give back `slots`, which a reservation took in block `index` after the block had been freed
 /// and reused for class `type_id` (paper Alg. 1, line 17, where this is a free of each slot).
 ///
-/// One write of the bitmap, and the block's active bit where the block was full (as the
-/// reservation, or others since, had left it); a block that this leaves empty is not freed but
+/// One write of the bitmap, and (`ACTIVATE`, but in a launch that creates one other class only,
+/// see `reserve_in`) the block's active bit where the block was full (as the reservation, or
+/// others since, had left it); a block that this leaves empty is not freed but
 /// stays allocated to its class, and active, for that class's next allocations (a later free
 /// that empties it again frees it), and `stranded_blocks` counts it, so that the heap's checks
 /// tell it from a leak. The paper's full free here put the free of an emptied block (its
@@ -994,11 +1009,17 @@ fn reserve_in<C: ClassSpec, S: BlockStore, const SOLE: bool>(
 /// 128, Wa-Tor's `Fish::update` 100 -> 128) and, under the apps' caps, 80-320 bytes of the
 /// allocator's spills where 0-120 are left (docs/performance-log.md, "The give-back").
 #[inline(always)]
-fn give_back<S: BlockStore>(store: &S, block: &BlockHeader, index: u64, slots: u64, type_id: u8) {
+fn give_back<S: BlockStore, const ACTIVATE: bool>(
+    store: &S,
+    block: &BlockHeader,
+    index: u64,
+    slots: u64,
+    type_id: u8,
+) {
     let flags = store.class_flags(type_id);
     // The slots are this leader's (its reservation set them), so the release cannot fail.
     if let Some(release) = block.release_slots(slots, preset_mask(store.class_objects(type_id))) {
-        if release.was_full {
+        if ACTIVATE && release.was_full {
             store.active(type_id).set(index);
         }
         if release.emptied {

@@ -268,7 +268,7 @@ fn a_reservation_in_a_block_of_another_class_is_given_back() {
     let object = RawHandle::new(store.block_addr(b), 0, Two::OBJECTS_PER_BLOCK, Two::TYPE_ID);
     store.free(object);
     assert!(store.allocated(1).get(b), "the reserved slot keeps the block from being freed");
-    give_back(&store, store.block(b), b, r.slots, Two::TYPE_ID);
+    give_back::<_, true>(&store, store.block(b), b, r.slots, Two::TYPE_ID);
     assert_eq!(store.block(b).objects() & 0b11, 0, "empty");
     assert!(store.allocated(1).get(b) && store.active(1).get(b), "stranded: its class's, active");
     assert_eq!(store.stranded[1].load(), 1);

@@ -5,7 +5,7 @@
 use std::vec;
 use std::vec::Vec;
 
-use super::{BlockLayout, BlockStore, release_slot};
+use super::{BlockLayout, BlockStore, release_slot, release_slot_unwaited};
 use crate::arch::atomic::{Atomic32, Atomic64};
 use crate::bitmap::{Bitmap, BitmapGeometry, init_container};
 use crate::block::{BlockHeader, preset_mask};
@@ -76,6 +76,30 @@ impl VecStore {
     /// block stays with the class, see `release_slots`).
     pub fn free_keeping_block(&self, h: RawHandle) {
         self.free_with::<true>(h);
+    }
+
+    /// Free the object `h` as in a launch that creates objects of one other class only
+    /// (`release_slot_unwaited`: the block's active bit and count of empty blocks are left
+    /// as they are, see [`reactivate`](Self::reactivate)).
+    pub fn free_unwaited(&self, h: RawHandle) {
+        release_slot_unwaited(self, &self.blocks[self.index_of(h) as usize], h.slot(), h.type_id());
+    }
+
+    /// What an enumeration anew or `heap_reactivate` does for `class` after frees that did not
+    /// wait: every allocated block with room active, every empty one counted.
+    pub fn reactivate(&self, class: u8) {
+        let preset = preset_mask(self.objects[class as usize]);
+        for index in 0..self.geometry.bits {
+            if self.allocated(class).get(index) {
+                let alloc = self.blocks[index as usize].alloc.load();
+                if alloc == preset {
+                    self.stranded[class as usize].fetch_add(1);
+                }
+                if alloc != u64::MAX && !self.active(class).get(index) {
+                    self.active(class).set(index);
+                }
+            }
+        }
     }
 
     fn free_with<const KEEP: bool>(&self, h: RawHandle) {
