@@ -449,7 +449,7 @@ impl Heap<'_> {
     /// objects of one other class only, and frees none of that class), in a heap whose classes
     /// take no runs: the slot's bit is cleared by a reduction whose old value nobody waits for
     /// ([`release_slot_unwaited`]). What the old value served is left to the class's next
-    /// enumeration anew (or [`heap_reactivate`](crate::heap::heap_reactivate)): a block that
+    /// enumeration anew (or [`heap_reactivate`](crate::heap::kernels::heap_reactivate)): a block that
     /// was full is not made active, one that empties is not counted, and a second free of the
     /// object is not reported. The free sets the class's [`STALE`](crate::heap::STALE) flag,
     /// which tells the heap's check so. The caller must know that the launch is such a launch
