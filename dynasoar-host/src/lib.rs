@@ -25,7 +25,9 @@ pub use do_all::{
     WaveChoice,
 };
 pub use error::{Error, KernelNames, Result};
-pub use heap::{AllocatorVariant, DeviceHeap, Enumeration, HeapClass, HeapSnapshot, HeapStats};
+pub use heap::{
+    AllocatorVariant, DeviceHeap, Enumeration, HeapClass, HeapSnapshot, HeapStats, SnapshotSummary,
+};
 pub use runtime::{DEFAULT_HEAP_BYTES, KernelTime, Runtime, RuntimeBuilder, StepGraph, Timings};
 pub use settings::Settings;
 pub use store::{DynasoarStore, HostStore, ModelPtx, StoreFactory, StoreSpec};

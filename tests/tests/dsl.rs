@@ -693,22 +693,23 @@ fn frees_keep_lists_on_gpu() {
     frees_keep_lists(Backend::Cuda, "frees_keep_lists_on_gpu");
 }
 
+/// The heap of `rt`, checked (every invariant of `HeapSnapshot::check`).
+fn checked_heap(rt: &Runtime<Zoo>, test: &str) -> dynasoar::host::SnapshotSummary {
+    let heap = rt.heap().expect("a DynaSOAr heap");
+    heap.snapshot(rt.executor()).unwrap().check().unwrap_or_else(|e| panic!("{test}: heap inconsistent: {e}"))
+}
+
 /// A launch that frees objects of one class and creates objects of another only keeps the
-/// blocks its frees empty with their class (`Heap::free_in_launch_not_creating_its_class`):
-/// the dogs made in the cats' place go to other blocks, the heap's check counts the kept
-/// blocks, and the cats' next listing anew frees those that no cat filled since.
+/// blocks its frees empty with their class (`Heap::free_in_launch_not_creating_its_class`, and
+/// in a launch that creates one class only, as this one, `Heap::free_in_sole_launch`): the dogs
+/// made in the cats' place go to other blocks, the heap's check allows the kept blocks, and the
+/// cats' next listing anew frees those that no cat filled since.
 fn frees_keep_their_emptied_blocks(backend: Backend, test: &str) {
     if backend == Backend::Cuda && gpu_executor(test).is_none() {
         return;
     }
     let rt = profiled_zoo(backend, test, true);
-    let heap = rt.heap().expect("a DynaSOAr heap");
-    let check = || {
-        heap.snapshot(rt.executor())
-            .unwrap()
-            .check()
-            .unwrap_or_else(|e| panic!("{test}: heap inconsistent: {e}"))
-    };
+    let check = || checked_heap(&rt, test);
     let cat = Cat::TYPE_ID as usize;
     rt.parallel_new(Registry::create, 1).unwrap();
     rt.parallel_do_with(Registry::populate, 2000u32).unwrap();
@@ -754,13 +755,7 @@ fn unwaited_frees_are_made_exact_before_a_launch_that_needs_it(backend: Backend,
         return;
     }
     let rt = profiled_zoo(backend, test, true);
-    let heap = rt.heap().expect("a DynaSOAr heap");
-    let check = || {
-        heap.snapshot(rt.executor())
-            .unwrap()
-            .check()
-            .unwrap_or_else(|e| panic!("{test}: heap inconsistent: {e}"))
-    };
+    let check = || checked_heap(&rt, test);
     let cat = Cat::TYPE_ID;
     rt.parallel_new(Registry::create, 1).unwrap();
     rt.parallel_do_with(Registry::populate, 2000u32).unwrap();
