@@ -205,6 +205,9 @@ impl<A: AllocatorSpec> Runtime<A> {
                 }
             }
         }
+        // What the method's frees may leave stale, noted before its launches (an upper bound
+        // holds even if one of them fails).
+        self.unwaited.lock().unwrap().after::<A>(method.effects());
         // Which of the method's kernels ran, to name them in errors.
         let (mut ran_plain, mut ran_streaming) = (false, false);
         let parity_of =
@@ -309,7 +312,6 @@ impl<A: AllocatorSpec> Runtime<A> {
             l.done(&self.exec);
         }
         drop(listings);
-        self.unwaited.lock().unwrap().after::<A>(method.effects());
         match method.streaming_kernel().filter(|_| ran_streaming) {
             Some(streaming) if ran_plain => self.launched(&[kernel.name(), streaming.name()]),
             Some(streaming) => self.launched(&[streaming.name()]),
