@@ -19,7 +19,7 @@ if [[ ! -f $DATA/game-of-life/turing_machines.tar.gz ]]; then
   exit 1
 fi
 rm -rf "$BUNDLE"
-mkdir -p "$BUNDLE/bin" "$BUNDLE/tests" "$BUNDLE/ptx"
+mkdir -p "$BUNDLE/bin" "$BUNDLE/tests" "$BUNDLE/ptx" target
 # The bundle is for an H100 or H200 (its cubins are for sm_90): its PTX targets sm_90, whose
 # entry points wait for the grids before them, so that the kernels run as programmatic
 # dependent launches (`DYNASOAR_DEPENDENT_LAUNCH=0` on the device turns that off).
