@@ -17,7 +17,6 @@ ap.add_argument("--space", choices=["global", "nc"], required=True)
 ap.add_argument("entries", nargs="+")
 a = ap.parse_args()
 text = open(a.ptx_in).read()
-total = 0
 for e in a.entries:
     start = text.index(f".entry {e}(")
     end = text.index("\n}\n", start)
@@ -28,6 +27,5 @@ for e in a.entries:
     if n1 == 0:
         raise SystemExit(f"no generic load in {e}")
     print(f"{e}: {n1} loads, {n2} stores")
-    total += n1
     text = text[:start] + body + text[end:]
 open(a.ptx_out, "w").write(text)
