@@ -83,6 +83,11 @@ pub struct NewParams<Arg> {
     /// Objects to create: indices `first..first + count`.
     pub first: u64,
     pub count: u64,
+    /// The block the creation's first block-full of objects should go to, where it is free:
+    /// block-full `k` (objects `k * N ..` of the class's `N` per block) asks for block
+    /// `first_block + k` (modulo the heap's blocks), so that the objects lie in the heap in the
+    /// order of their indices (see `run_parallel_new`).
+    pub first_block: u64,
     pub arg: Arg,
 }
 // SAFETY: `repr(C)` plain data when `Arg` is.

@@ -303,33 +303,59 @@ where
 {
     // SAFETY: the host launches this on its store of `T::Alloc`.
     let dev = unsafe { Device::<T::Alloc>::from_store(p.store) }.for_launch(tag);
-    // The CPU backend: each emulated thread creates a contiguous share of the objects, in
-    // order, so that objects made from consecutive indices lie next to each other in the heap
-    // (a worker fills its blocks in the order it allocates), as a plain loop would place them.
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        let (id, threads) = (arch::global_thread_id() as u128, arch::global_thread_count() as u128);
-        let share = |thread: u128| (thread * p.count as u128 / threads) as u64;
-        for i in share(id)..share(id + 1) {
-            let value = make(&dev, p.first + i, p.arg);
+    let store = *dev.object_store();
+    let n = T::OBJECTS_PER_BLOCK.clamp(1, 64) as u64;
+    // The objects are made a *block-full* at a time: block-full `b` (objects `b * n ..`, `n`
+    // of them or the rest) goes to a block opened for it, in its lowest slots
+    // (`ObjectStore::open_block`), so that the objects fill their blocks, and to block
+    // `first_block + b` where that block is free (a fresh heap), so that they lie in the heap
+    // in the order of their indices whichever thread makes them: a walk over them then visits
+    // them in the same order in every run, on the GPU as on the CPU backend and as a plain
+    // loop over arrays does, and sums over them come out the same bit for bit. (Each warp's
+    // blocks came from a search seeded by the warp and the clock before, and n-body's sums
+    // over all bodies changed from run to run on the GPU.) Objects whose block could not be
+    // opened (none free, or a store without blocks) are made one by one, which reports
+    // running out of memory.
+    let open = |b: u64| {
+        let here = (p.count - b * n).min(n);
+        store.open_block::<T>(here as u32, p.first_block + b).unwrap_or(0)
+    };
+    // Object `k` of the creation, in block-full `k / n`'s block `block` (0: none opened).
+    let put = |block: u64, k: u64| {
+        let value = make(&dev, p.first + k, p.arg);
+        if block == 0 {
             // An allocation failure is raised in the store and reported by the host.
             let _ = dev.make_new_registered(value);
+            return;
+        }
+        let raw = crate::handle::RawHandle::new(block, (k % n) as u32, n as u32, T::TYPE_ID);
+        // SAFETY: slot `k % n` of a block the store opened for block-full `k / n` (objects
+        // `k - k % n ..`), a fresh object of `T` that only this thread writes.
+        unsafe { T::store(raw, &value) };
+    };
+    // The CPU backend: each emulated thread makes a contiguous share of the block-fulls.
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        let blocks = p.count.div_ceil(n);
+        let (id, threads) = (arch::global_thread_id() as u128, arch::global_thread_count() as u128);
+        let share = |thread: u128| (thread * blocks as u128 / threads) as u64;
+        for b in share(id)..share(id + 1) {
+            let block = open(b);
+            for k in b * n..(b * n + n).min(p.count) {
+                put(block, k);
+            }
         }
     }
-    // The GPU: each warp creates the objects of a *round* of whole blocks (at least a warp's
-    // worth, at most 63 objects: each lane makes one or two), lane `b` opening block `b` of the
-    // round for its objects in their lowest slots (`ObjectStore::open_block`), so that the
-    // objects fill their blocks. Each warp asking the allocator for a warp's worth instead, all
-    // at once on an empty class, each got a fresh block: n-body's 20,000 bodies (64 per block)
-    // took 625 blocks, which every walk over them visits (docs/results/2026-11-28-s4/).
-    // Objects whose block could not be opened (none free, or a store without blocks) are made
-    // one by one, which reports running out of memory.
+    // The GPU: each warp makes the objects of a *round* of whole block-fulls (at least a
+    // warp's worth, at most 63 objects: each lane makes one or two), lane `b` opening
+    // block-full `b` of the round. Each warp asking the allocator for a warp's worth instead,
+    // all at once on an empty class, each got a fresh block: n-body's 20,000 bodies (64 per
+    // block) took 625 blocks, which every walk over them visits (docs/results/2026-11-28-s4/).
     #[cfg(target_arch = "nvptx64")]
     {
         const LANES: u64 = arch::WARP_SIZE as u64;
-        let store = *dev.object_store();
-        let n = T::OBJECTS_PER_BLOCK.clamp(1, 64) as u64;
-        let round = n * LANES.div_ceil(n);
+        let per_round = LANES.div_ceil(n);
+        let round = n * per_round;
         let lane = arch::lane_id() as u64;
         let (warp, warps) = (arch::global_warp_id() as u64, arch::global_thread_count() as u64 / LANES);
         let rounds = p.count.div_ceil(round);
@@ -340,7 +366,7 @@ where
             let here = (p.count - first).min(round);
             let mut block = 0;
             if lane * n < here {
-                block = store.open_block::<T>((here - lane * n).min(n) as u32).unwrap_or(0);
+                block = open(r * per_round + lane);
             }
             // Every lane of the warp takes part in both shuffles (the round's lanes reconverge).
             let mine = [
@@ -348,18 +374,9 @@ where
                 (lane + LANES, arch::shfl_u64(u32::MAX, block, ((lane + LANES) / n).min(LANES - 1) as u32)),
             ];
             for (k, block) in mine {
-                if k >= here {
-                    continue;
+                if k < here {
+                    put(block, first + k);
                 }
-                let value = make(&dev, p.first + first + k, p.arg);
-                if block == 0 {
-                    let _ = dev.make_new_registered(value);
-                    continue;
-                }
-                let raw = crate::handle::RawHandle::new(block, (k % n) as u32, n as u32, T::TYPE_ID);
-                // SAFETY: slot `k % n` of a block the store opened for this round's objects
-                // `k - k % n ..` (lane `k / n`'s), a fresh object of `T` that only this lane writes.
-                unsafe { T::store(raw, &value) };
             }
             r += warps.max(1);
         }

@@ -134,9 +134,10 @@ pub unsafe trait ObjectStore: Copy + 'static {
     /// is slot `k`'s). `None` where the store keeps no such blocks (the default) or has none
     /// free; nothing is raised then, and the caller makes its objects one by one
     /// ([`make_new`](Self::make_new)). The `parallel_new` kernel creates objects this way, a
-    /// block at a time, so that they fill their blocks.
+    /// block at a time, so that they fill their blocks. The store takes block `near` (modulo
+    /// its blocks) if it is free, else the next free one it finds after it.
     #[inline(always)]
-    fn open_block<T: Concrete + ClassSpec>(&self, _wanted: u32) -> Option<u64> {
+    fn open_block<T: Concrete + ClassSpec>(&self, _wanted: u32, _near: u64) -> Option<u64> {
         None
     }
 
@@ -304,11 +305,11 @@ unsafe impl ObjectStore for Heap<'static> {
     /// Only in a heap without the paper's variants (NoCoal, NoShift, no last-block notes),
     /// which measure the allocator as the paper describes it, one object at a time.
     #[inline(always)]
-    fn open_block<T: Concrete + ClassSpec>(&self, wanted: u32) -> Option<u64> {
+    fn open_block<T: Concrete + ClassSpec>(&self, wanted: u32, near: u64) -> Option<u64> {
         if self.config().variants != 0 {
             return None;
         }
-        Heap::open_block::<T>(self, wanted)
+        Heap::open_block::<T>(self, wanted, near)
     }
 
     #[inline(always)]
@@ -499,8 +500,8 @@ unsafe impl<A: ObjectStore, B: ObjectStore> ObjectStore for Either<A, B> {
     }
 
     #[inline(always)]
-    fn open_block<T: Concrete + ClassSpec>(&self, wanted: u32) -> Option<u64> {
-        either!(self, s => s.open_block::<T>(wanted))
+    fn open_block<T: Concrete + ClassSpec>(&self, wanted: u32, near: u64) -> Option<u64> {
+        either!(self, s => s.open_block::<T>(wanted, near))
     }
 
     #[inline(always)]

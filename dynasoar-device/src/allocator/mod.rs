@@ -388,8 +388,8 @@ impl Heap<'_> {
     /// caller: the block's address (slot `k`'s object is `RawHandle::new(address, k, ..)`), or
     /// `None` when no block is free. See [`open_block`].
     #[inline]
-    pub fn open_block<C: ClassSpec>(&self, wanted: u32) -> Option<u64> {
-        open_block::<C, _>(self, wanted).map(|index| self.block_addr(index))
+    pub fn open_block<C: ClassSpec>(&self, wanted: u32, near: u64) -> Option<u64> {
+        open_block::<C, _>(self, wanted, near).map(|index| self.block_addr(index))
     }
 
     /// [`allocate`](Self::allocate) with a leader that opens a new block after losing the race
@@ -693,7 +693,9 @@ pub fn allocate_each_in_group<C: ClassSpec, S: BlockStore, const SOLE: bool>(
 }
 
 /// A fresh block of class `C` whose lowest `wanted` slots (1 up to `C`'s objects per block)
-/// are reserved for the caller, as objects: the block's index, or `None` when no block is free
+/// are reserved for the caller, as objects: block `near` (modulo the store's blocks) if it is
+/// free, else the next free block the search finds after it (where the store rotates its
+/// searches; the first free one where it does not); the block's index, or `None` when no block is free
 /// (nothing is raised; the caller then allocates its objects one by one, which reports out of
 /// memory where it happens). The block is active if slots are left. For bulk creation (the
 /// `parallel_new` kernel): one call per block-full of new objects, so that they lie in blocks
@@ -702,10 +704,14 @@ pub fn allocate_each_in_group<C: ClassSpec, S: BlockStore, const SOLE: bool>(
 /// 32, lay in 625 half-full blocks of 64, which every walk over them visited; H200,
 /// docs/results/2026-11-28-s4/occupancy.txt.)
 #[inline]
-pub fn open_block<C: ClassSpec, S: BlockStore>(store: &S, wanted: u32) -> Option<u64> {
+pub fn open_block<C: ClassSpec, S: BlockStore>(store: &S, wanted: u32, near: u64) -> Option<u64> {
     let seen = store.class_flags(C::TYPE_ID);
     let wanted = wanted.clamp(1, C::OBJECTS_PER_BLOCK);
-    let (index, _) = initialize_free_block::<C, S>(store, wanted, first_seed(store))?;
+    // The block's index as the seed: each level's rotation of the free-block search is the
+    // index's digit there, so the search takes block `near` if it is free, else the next free
+    // one after it (bit 63 only keeps the seed from 0, which would not rotate).
+    let seed = if store.rotation() { near % store.block_layout().count.max(1) | 1 << 63 } else { 0 };
+    let (index, _) = initialize_free_block::<C, S>(store, wanted, seed)?;
     store.class_changed(C::TYPE_ID, seen);
     Some(index)
 }

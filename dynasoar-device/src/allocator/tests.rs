@@ -175,18 +175,18 @@ fn a_full_note_sends_the_search_to_the_blocks_next_to_it() {
 #[test]
 fn an_opened_block_holds_the_lowest_slots_asked_for_and_is_active_while_not_full() {
     let store = VecStore::new(3, &[Four::OBJECTS_PER_BLOCK]);
-    let full = open_block::<Four, _>(&store, 4).expect("a free block");
+    let full = open_block::<Four, _>(&store, 4, 0).expect("a free block");
     assert_eq!(store.block(full).objects() & 0xf, 0xf, "every slot an object");
     assert!(store.allocated(0).get(full) && !store.active(0).get(full), "full: not active");
     // Asking for more than a block holds takes the whole block.
-    let whole = open_block::<Four, _>(&store, 9).expect("a free block");
+    let whole = open_block::<Four, _>(&store, 9, 0).expect("a free block");
     assert_eq!(store.block(whole).objects() & 0xf, 0xf);
-    let part = open_block::<Four, _>(&store, 3).expect("a free block");
+    let part = open_block::<Four, _>(&store, 3, 0).expect("a free block");
     assert_eq!(store.block(part).objects() & 0xf, 0b0111, "the lowest three slots");
     assert!(store.active(0).get(part), "a slot left: active");
     assert_eq!(store.block(part).type_id.load(), 0);
     // No block left: `None`, nothing raised, and the slot left is what allocation finds.
-    assert_eq!(open_block::<Four, _>(&store, 1), None);
+    assert_eq!(open_block::<Four, _>(&store, 1, 0), None);
     assert_eq!(store.errors.load(), 0, "running out is the caller's to report");
     assert_eq!(store.index_of(allocate_four(&store)), part);
     assert_eq!(store.check(), vec![12]);
@@ -207,7 +207,7 @@ impl ClassSpec for Two {
 #[test]
 fn a_sole_reservation_through_a_hint_checks_the_blocks_class() {
     let store = VecStore::new(4, &[Four::OBJECTS_PER_BLOCK, Two::OBJECTS_PER_BLOCK]);
-    let b = open_block::<Two, _>(&store, 1).expect("a free block");
+    let b = open_block::<Two, _>(&store, 1, 0).expect("a free block");
     let before = store.block(b).alloc.load();
     assert!(
         reserve_in::<Four, _, true>(&store, b, 1, 0, false).is_none(),
@@ -216,7 +216,7 @@ fn a_sole_reservation_through_a_hint_checks_the_blocks_class() {
     assert_eq!(store.block(b).alloc.load(), before, "the slot went back");
     assert!(store.active(1).get(b), "active again for its own class");
     assert_eq!(store.check(), vec![0, 1]);
-    let f = open_block::<Four, _>(&store, 1).expect("a free block");
+    let f = open_block::<Four, _>(&store, 1, 0).expect("a free block");
     let r = reserve_in::<Four, _, true>(&store, f, 1, 0, false).expect("a free slot of `Four`");
     assert_eq!(r.slots.count_ones(), 1);
     assert_eq!(store.check(), vec![2, 1]);
@@ -230,7 +230,7 @@ fn a_sole_reservation_through_a_hint_checks_the_blocks_class() {
 #[test]
 fn a_sole_reservation_fills_a_block_that_an_unwaited_free_left_inactive() {
     let store = VecStore::new(4, &[Four::OBJECTS_PER_BLOCK, Two::OBJECTS_PER_BLOCK]);
-    let b = open_block::<Two, _>(&store, 2).expect("a free block");
+    let b = open_block::<Two, _>(&store, 2, 0).expect("a free block");
     assert_eq!(store.block(b).objects() & 0b11, 0b11, "full");
     assert!(!store.active(1).get(b), "a full block is not active");
     release_slot_unwaited(&store, store.block(b), 1, Two::TYPE_ID);
@@ -250,7 +250,7 @@ fn a_sole_reservation_fills_a_block_that_an_unwaited_free_left_inactive() {
 #[test]
 fn a_reservation_in_a_block_of_another_class_is_given_back() {
     let store = VecStore::new(4, &[Four::OBJECTS_PER_BLOCK, Two::OBJECTS_PER_BLOCK]);
-    let b = open_block::<Two, _>(&store, 1).expect("a free block");
+    let b = open_block::<Two, _>(&store, 1, 0).expect("a free block");
     let before = store.block(b).alloc.load();
     // A leader of `Four` that found block `b` (say through a stale note) takes its last slot.
     assert!(
@@ -293,7 +293,7 @@ fn a_reservation_in_a_block_of_another_class_is_given_back() {
 fn a_free_that_keeps_its_emptied_block_leaves_it_to_its_class() {
     let store = VecStore::new(2, &[Four::OBJECTS_PER_BLOCK, Two::OBJECTS_PER_BLOCK]);
     arch::set_place_hint(arch::NO_HINT);
-    let b = open_block::<Two, _>(&store, 2).expect("a free block");
+    let b = open_block::<Two, _>(&store, 2, 0).expect("a free block");
     assert!(!store.active(1).get(b), "opened full");
     let object = |k| RawHandle::new(store.block_addr(b), k, Two::OBJECTS_PER_BLOCK, Two::TYPE_ID);
     store.free_keeping_block(object(0));

@@ -2,6 +2,7 @@
 
 use std::marker::PhantomData;
 use std::sync::Mutex;
+use std::sync::atomic::AtomicU64;
 
 use dynasoar_device::heap::HeapPlan;
 use dynasoar_device::{AllocatorSpec, Concrete, MemberOf};
@@ -281,6 +282,7 @@ impl<A: AllocatorSpec> RuntimeBuilder<A> {
             classes: A::CLASSES,
             merge_subclasses,
             unwaited: Mutex::new(Default::default()),
+            bulk_blocks: AtomicU64::new(0),
             _alloc: PhantomData,
         })
     }

@@ -16,6 +16,7 @@ mod unwaited;
 
 use std::marker::PhantomData;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use dynasoar_device::{
@@ -79,6 +80,9 @@ pub struct Runtime<A> {
     merge_subclasses: bool,
     /// Classes whose allocation state frees that did not wait for it left to make exact.
     unwaited: Mutex<Unwaited>,
+    /// Blocks that `parallel_new` launches have asked for so far: the next one's first block
+    /// (see [`NewParams::first_block`]).
+    bulk_blocks: AtomicU64,
     _alloc: PhantomData<fn() -> A>,
 }
 
@@ -443,7 +447,11 @@ impl<A: AllocatorSpec> Runtime<A> {
         let chained = self.settle(Effects::ANY, false)?;
         let most = self.exec.wave_grid(kernel, THREADS)?.total_threads() as u64;
         let grid = Grid::for_elements(count.min(most) as usize, THREADS);
-        let params = NewParams { store: self.store.ptr(), first: 0, count, arg };
+        // Successive creations ask for successive blocks, each its objects' blocks in the
+        // order of their indices (on a fresh heap: the same placement in every run).
+        let blocks = count.div_ceil(T::OBJECTS_PER_BLOCK.max(1) as u64);
+        let first_block = self.bulk_blocks.fetch_add(blocks, Ordering::Relaxed);
+        let params = NewParams { store: self.store.ptr(), first: 0, count, first_block, arg };
         self.timed(Phase::Method(kernel.name()), chained, || self.exec.launch(kernel, grid, params))?;
         self.launched(&[kernel.name()])
     }
