@@ -69,7 +69,8 @@ fn check_bulk_placement(backend: Backend, test: &str) {
         pos == b.pos
     };
     bodies.sort_by_key(|(_, b)| (!first_of(b), b.id));
-    let places: Vec<(u64, u32)> = bodies.iter().map(|(h, _)| (h.raw().block_addr(), h.raw().slot())).collect();
+    let places: Vec<(u64, u32)> =
+        bodies.iter().map(|(h, _)| (h.raw().block_addr(), h.raw().slot())).collect();
     for (k, w) in places.windows(2).enumerate() {
         assert!(w[0] < w[1], "{test}: body {k} lies at {:?}, after body {} at {:?}", w[0], k + 1, w[1]);
     }
@@ -118,7 +119,10 @@ fn gpu_gives_the_same_bodies_as_cpu() {
     // The GPU's code may contract a multiply and an add into one rounding (FMA), which the
     // CPU's does not: the bits may differ, within rounding.
     let d = max_relative_difference(&gpu, &cpu);
-    println!("GPU and CPU bodies: {}, largest relative difference {d:e}", if gpu.bodies == cpu.bodies { "identical" } else { "differ" });
+    println!(
+        "GPU and CPU bodies: {}, largest relative difference {d:e}",
+        if gpu.bodies == cpu.bodies { "identical" } else { "differ" }
+    );
     assert!(d < 1e-3, "GPU and CPU differ by {d}");
     // On one backend the order of the sums is the SOA baseline's, and so are the bits.
     let soa = simulate(Implementation::Soa, Backend::Cuda, &cfg);
