@@ -710,7 +710,7 @@ pub fn open_block<C: ClassSpec, S: BlockStore>(store: &S, wanted: u32, near: u64
     // The block's index as the seed: each level's rotation of the free-block search is the
     // index's digit there, so the search takes block `near` if it is free, else the next free
     // one after it (bit 63 only keeps the seed from 0, which would not rotate).
-    let seed = if store.rotation() { near % store.block_layout().count.max(1) | 1 << 63 } else { 0 };
+    let seed = if store.rotation() { (near % store.block_layout().count.max(1)) | (1 << 63) } else { 0 };
     let (index, _) = initialize_free_block::<C, S>(store, wanted, seed)?;
     store.class_changed(C::TYPE_ID, seen);
     Some(index)
