@@ -102,7 +102,8 @@ pub use object::{AtomicRef, AtomicValue, Handle, IsA, Obj, Ref, View, Writable};
 pub use packed::{MAX_CLASSES, Packed, Packer};
 #[cfg(not(loom))]
 pub use parallel::{
-    DoWithoutArgument, NewWithoutArgument, ParallelMethod, ParallelNew, do_all_block_threads, do_all_blocks,
+    DoWithoutArgument, NewWithoutArgument, ParallelMethod, ParallelNew, block_full, do_all_block_threads,
+    do_all_blocks,
 };
 pub use plain::Plain;
 #[cfg(not(loom))]

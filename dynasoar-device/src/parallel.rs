@@ -7,7 +7,7 @@ use core::marker::PhantomData;
 
 use crate::Plain;
 use crate::arch::{self, WarpGroup, atomic::Atomic32};
-use crate::class::Concrete;
+use crate::class::{ClassSpec, Concrete};
 use crate::device::{Device, Effects};
 use crate::kernel::Kernel;
 use crate::launch::{DoAll, DoParams, GatherParams, NewParams, Prefetch, StorePtr};
@@ -294,6 +294,19 @@ fn each_class(first: Listing, also: u32, parities: u32, mut visit: impl FnMut(Li
     }
 }
 
+/// Objects of class `T` that a `parallel_new` kernel puts in one block (a *block-full*): the
+/// host's count of a creation's blocks ([`NewParams::first_block`]) and the kernel's agree.
+pub const fn block_full<T: ClassSpec>() -> u64 {
+    let n = T::OBJECTS_PER_BLOCK;
+    (if n < 1 {
+        1
+    } else if n > 64 {
+        64
+    } else {
+        n
+    }) as u64
+}
+
 /// Body of a `parallel_new` kernel: object `i` of `first..first + count` is `make(dev, i, arg)`.
 #[inline(always)]
 pub fn run_parallel_new<T, Arg>(p: NewParams<Arg>, tag: u32, make: impl Fn(&Device<T::Alloc>, u64, Arg) -> T)
@@ -304,7 +317,7 @@ where
     // SAFETY: the host launches this on its store of `T::Alloc`.
     let dev = unsafe { Device::<T::Alloc>::from_store(p.store) }.for_launch(tag);
     let store = *dev.object_store();
-    let n = T::OBJECTS_PER_BLOCK.clamp(1, 64) as u64;
+    let n = block_full::<T>();
     // The objects are made a *block-full* at a time: block-full `b` (objects `b * n ..`, `n`
     // of them or the rest) goes to a block opened for it, in its lowest slots
     // (`ObjectStore::open_block`), so that the objects fill their blocks, and to block

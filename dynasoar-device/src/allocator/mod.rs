@@ -283,11 +283,17 @@ fn warp_seed() -> u64 {
     {
         match arch::place_hint() {
             arch::NO_HINT => (arch::sm_id() as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1,
-            // The block's index as the seed: each level's rotation is the index's digit there,
-            // so the search looks near the block first (bit 63 only keeps the seed from 0).
-            block => block | 1 << 63,
+            block => seed_near(block),
         }
     }
+}
+
+/// A seed whose searches look at block `index` first: each level's rotation of a bitmap search
+/// is the index's digit there, so the search takes the block if its bit is set, else the next
+/// set one after it (bit 63 only keeps the seed from 0, which would not rotate).
+#[inline(always)]
+fn seed_near(index: u64) -> u64 {
+    index | 1 << 63
 }
 
 /// The seed of a leader's searches: [`warp_seed`] (never 0), or 0 where the store does not
@@ -707,10 +713,7 @@ pub fn allocate_each_in_group<C: ClassSpec, S: BlockStore, const SOLE: bool>(
 pub fn open_block<C: ClassSpec, S: BlockStore>(store: &S, wanted: u32, near: u64) -> Option<u64> {
     let seen = store.class_flags(C::TYPE_ID);
     let wanted = wanted.clamp(1, C::OBJECTS_PER_BLOCK);
-    // The block's index as the seed: each level's rotation of the free-block search is the
-    // index's digit there, so the search takes block `near` if it is free, else the next free
-    // one after it (bit 63 only keeps the seed from 0, which would not rotate).
-    let seed = if store.rotation() { (near % store.block_layout().count.max(1)) | (1 << 63) } else { 0 };
+    let seed = if store.rotation() { seed_near(near % store.block_layout().count.max(1)) } else { 0 };
     let (index, _) = initialize_free_block::<C, S>(store, wanted, seed)?;
     store.class_changed(C::TYPE_ID, seen);
     Some(index)

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use dynasoar_device::{
     AllocatorSpec, ClassInfo, Concrete, DevPtr, DoParams, DoWithoutArgument, Effects, GatherParams, Handle,
-    MemberOf, NewParams, NewWithoutArgument, ParallelMethod, ParallelNew, Plain, do_all_blocks,
+    MemberOf, NewParams, NewWithoutArgument, ParallelMethod, ParallelNew, Plain, block_full, do_all_blocks,
 };
 
 pub use builder::{DEFAULT_HEAP_BYTES, RuntimeBuilder};
@@ -449,8 +449,7 @@ impl<A: AllocatorSpec> Runtime<A> {
         let grid = Grid::for_elements(count.min(most) as usize, THREADS);
         // Successive creations ask for successive blocks, each its objects' blocks in the
         // order of their indices (on a fresh heap: the same placement in every run).
-        let blocks = count.div_ceil(T::OBJECTS_PER_BLOCK.max(1) as u64);
-        let first_block = self.bulk_blocks.fetch_add(blocks, Ordering::Relaxed);
+        let first_block = self.bulk_blocks.fetch_add(count.div_ceil(block_full::<T>()), Ordering::Relaxed);
         let params = NewParams { store: self.store.ptr(), first: 0, count, first_block, arg };
         self.timed(Phase::Method(kernel.name()), chained, || self.exec.launch(kernel, grid, params))?;
         self.launched(&[kernel.name()])
