@@ -27,7 +27,8 @@
 //!   [`AllocatorSpec`], whose `Store` is the store a model is compiled against).
 //! - `object`: typed handles and views of objects ([`Handle`], [`Obj`], [`Ref`], [`AtomicRef`]).
 //! - `packed`: handles packed into 32 bits ([`Packed`], [`Packer`]), for scratch that holds
-//!   many per thread.
+//!   many per thread; `by_index`: objects by index ([`ByIndex`]), computed where a creation's
+//!   objects lie in the order of their indices.
 //! - `device`: [`Device`], what methods receive as `dev` (`make_new`, `free`, `device_do`).
 //! - `parallel`: launch tokens ([`ParallelMethod`], [`ParallelNew`]) and the bodies of the
 //!   do-all, `parallel_new` and gather kernels.
@@ -52,6 +53,8 @@ pub mod arch;
 mod array;
 pub mod bitmap;
 pub mod block;
+#[cfg(not(loom))]
+mod by_index;
 mod class;
 #[cfg(not(loom))]
 mod device;
@@ -84,6 +87,8 @@ pub mod totals;
 #[cfg(not(loom))]
 pub use array::DeviceArray;
 pub use block::ClassShape;
+#[cfg(not(loom))]
+pub use by_index::ByIndex;
 pub use class::{Class, ClassInfo, ClassSpec, Concrete, NoParent};
 #[cfg(not(loom))]
 pub use device::{Device, Effects};

@@ -85,10 +85,10 @@
 /// Types an `#[atomic]` field may have.
 pub use dynasoar_device::AtomicValue;
 pub use dynasoar_device::{
-    AllocatorSpec, AtomicRef, BlockSpan, Class, ClassInfo, ClassSpec, Concrete, DevPtr, Device, DeviceArray,
-    DoWithoutArgument, Effects, Handle, Heap, HeapHeader, IsA, Kernel, MemberOf, NewWithoutArgument,
-    NoParent, Obj, Packed, Packer, ParallelMethod, ParallelNew, Plain, RawHandle, Ref, Registered, Totals,
-    View, Writable, arch, math, rand,
+    AllocatorSpec, AtomicRef, BlockSpan, ByIndex, Class, ClassInfo, ClassSpec, Concrete, DevPtr, Device,
+    DeviceArray, DoWithoutArgument, Effects, Handle, Heap, HeapHeader, IsA, Kernel, MemberOf,
+    NewWithoutArgument, NoParent, Obj, Packed, Packer, ParallelMethod, ParallelNew, Plain, RawHandle, Ref,
+    Registered, Totals, View, Writable, arch, math, rand,
 };
 pub use dynasoar_macros::{Plain, allocator, kernel, soa_class, soa_methods};
 

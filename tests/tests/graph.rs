@@ -123,8 +123,9 @@ fn refusals(backend: Backend) {
         reference.step().unwrap();
     }
     let rt = sim.runtime();
+    let grid = sim.grid();
     let failed = rt.capture(|rt| {
-        rt.parallel_do(Fish::prepare)?;
+        rt.parallel_do_with(Fish::prepare, grid)?;
         rt.count::<Fish>().map(|_| ())
     });
     assert!(matches!(failed, Err(Error::NotCapturable { .. })), "got {failed:?}");
@@ -133,7 +134,7 @@ fn refusals(backend: Backend) {
         reference.step().unwrap();
         assert!(cells(&sim) == cells(&reference), "step {i} after the refused capture ({backend:?})");
     }
-    let graph = rt.capture(|rt| rt.parallel_do(Fish::prepare)).unwrap();
+    let graph = rt.capture(|rt| rt.parallel_do_with(Fish::prepare, grid)).unwrap();
     assert!(graph.launches() >= 2, "a listing and the do-all: {:?}", graph.kernels());
     let foreign = reference.runtime().replay(&graph);
     assert!(matches!(foreign, Err(Error::InvalidArgument(_))), "got {foreign:?}");

@@ -7,14 +7,16 @@ use std::collections::{HashMap, HashSet};
 
 use dynasoar::ClassSpec;
 use dynasoar::host::{Backend, ExecutorOptions};
+use dynasoar::prelude::Handle;
 use dynasoar::rand::Rng;
-use dynasoar_examples::Implementation;
 use dynasoar_examples::render::{Recorder, RenderArgs};
 use dynasoar_examples::wator::{
     AosSim, Config, DslSim, Outcome, Population, Simulation, SoaSim, fingerprint, run,
 };
+use dynasoar_examples::{Implementation, RunOptions};
 use dynasoar_models::wator::{
-    CellState, EMPTY, FISH, Fish, OceanAgent, SHARK, Shark, accept, choose, neighbor_indices, opposite,
+    CellState, EMPTY, FISH, Fish, OceanAgent, OceanCell, SHARK, Shark, accept, choose, neighbor_indices,
+    opposite,
 };
 use dynasoar_tests::gpu_executor;
 
@@ -298,6 +300,77 @@ fn rules_choose_only_offered_directions() {
             assert_eq!(neighbor_indices(n, 5, 4)[opposite(d as u32) as usize], i);
         }
     }
+}
+
+/// The cells of `sim` by index agree with the handles its cells export, computed where `dense`.
+fn check_cells_by_index(sim: &DslSim, dense: bool) {
+    let cells = sim.grid().cells;
+    let links = sim.links().unwrap();
+    assert_eq!(cells.len() as usize, links.len());
+    assert_eq!(cells.is_dense(), dense, "the cells' table is dense: {}", cells.is_dense());
+    for (i, l) in links.iter().enumerate() {
+        if dense {
+            // Computed, so this holds on either backend (the table is never read).
+            assert_eq!(cells.get(i as u32), l.cell, "handle of cell {i}");
+            assert_eq!(cells.index_of(l.cell), Some(i as u32), "index of cell {i}");
+        } else {
+            assert_eq!(cells.index_of(l.cell), None, "a table that is not dense gives no index");
+        }
+        if !l.agent.is_null() {
+            // An agent is no cell: its handle names another class. SAFETY: only its bits are
+            // looked at (`index_of` reads no memory).
+            assert_eq!(cells.index_of(unsafe { Handle::from_raw(l.agent.raw()) }), None);
+        }
+    }
+    assert!(cells.get(cells.len()).is_null(), "an index past the end gives null");
+    assert_eq!(cells.index_of(Handle::NULL), None);
+}
+
+#[test]
+fn cells_by_index_are_computed_on_dynasoars_heap_and_read_elsewhere_on_cpu() {
+    let cfg = small(100, 70, 3);
+    let (sim, _) = DslSim::new(options(Backend::Cpu), &cfg).unwrap();
+    check_cells_by_index(&sim, true);
+    sim.step().unwrap();
+    check_cells_by_index(&sim, true);
+
+    // A general-purpose allocator's objects are not in blocks: the table is read, and the
+    // ocean is the same.
+    let general = RunOptions { store: "bitmap".parse().unwrap(), ..options(Backend::Cpu).into() };
+    let (other, _) = DslSim::new(general, &cfg).unwrap();
+    let table = other.grid().cells;
+    check_cells_by_index(&other, false);
+    let links = other.links().unwrap();
+    for (i, l) in links.iter().enumerate() {
+        // On the CPU backend the table lies in host memory.
+        assert_eq!(table.get(i as u32), l.cell, "table entry {i}");
+    }
+    other.step().unwrap();
+    assert_eq!(fingerprint(&other.cells().unwrap()), fingerprint(&sim.cells().unwrap()));
+
+    // A table with a null entry is refused, naming the class and the entry.
+    let rt = sim.runtime();
+    let empty = rt.executor().alloc_zeroed::<Handle<OceanCell>>(3).unwrap();
+    let err = rt.by_index(empty).unwrap_err().to_string();
+    assert!(err.contains("entry 0 of the OceanCell table is null"), "{err}");
+}
+
+#[test]
+fn gpu_cells_by_index_are_computed() {
+    if gpu_executor("gpu_cells_by_index_are_computed").is_none() {
+        return;
+    }
+    let cfg = small(300, 200, 0);
+    let (sim, _) = DslSim::new(options(Backend::Cuda), &cfg).unwrap();
+    check_cells_by_index(&sim, true);
+    let (soa, _) = SoaSim::new(options(Backend::Cuda), &cfg).unwrap();
+    for _ in 0..20 {
+        sim.step().unwrap();
+        soa.step().unwrap();
+    }
+    sim.sync().unwrap();
+    check_cells_by_index(&sim, true);
+    assert_eq!(fingerprint(&sim.cells().unwrap()), fingerprint(&soa.cells().unwrap()));
 }
 
 #[test]

@@ -283,6 +283,7 @@ impl<A: AllocatorSpec> RuntimeBuilder<A> {
             merge_subclasses,
             unwaited: Mutex::new(Default::default()),
             bulk_blocks: AtomicU64::new(0),
+            kept: Default::default(),
             _alloc: PhantomData,
         })
     }

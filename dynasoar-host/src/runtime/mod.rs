@@ -9,6 +9,7 @@
 //! (`backend/pending.rs`).
 
 mod builder;
+mod by_index;
 mod graph;
 mod listings;
 mod profile;
@@ -83,6 +84,8 @@ pub struct Runtime<A> {
     /// Blocks that `parallel_new` launches have asked for so far: the next one's first block
     /// (see [`NewParams::first_block`]).
     bulk_blocks: AtomicU64,
+    /// Tables that [`by_index`](Self::by_index) keeps.
+    kept: by_index::Kept,
     _alloc: PhantomData<fn() -> A>,
 }
 

@@ -13,8 +13,8 @@ use dynasoar::prelude::{DevPtr, Plain};
 use dynasoar::rand::Rng;
 use dynasoar::{ClassSpec, ParallelMethod};
 use dynasoar_models::wator::{
-    AosCell, AosOcean, CellLinks, CellState, CellTable, EMPTY, FISH, Fish, OceanCell, OceanHeap, Params,
-    SHARK, Shark, SoaOcean, WATOR_AOS_DECIDE, WATOR_AOS_PREPARE_CELLS, WATOR_AOS_PREPARE_FISH,
+    AosCell, AosOcean, CellGrid, CellLinks, CellState, CellTable, EMPTY, FISH, Fish, OceanCell, OceanHeap,
+    Params, SHARK, Shark, SoaOcean, WATOR_AOS_DECIDE, WATOR_AOS_PREPARE_CELLS, WATOR_AOS_PREPARE_FISH,
     WATOR_AOS_PREPARE_SHARKS, WATOR_AOS_SETUP, WATOR_AOS_UPDATE_FISH, WATOR_AOS_UPDATE_SHARKS,
     WATOR_SOA_DECIDE, WATOR_SOA_PREPARE_CELLS, WATOR_SOA_PREPARE_FISH, WATOR_SOA_PREPARE_SHARKS,
     WATOR_SOA_SETUP, WATOR_SOA_UPDATE_FISH, WATOR_SOA_UPDATE_SHARKS, config,
@@ -241,6 +241,7 @@ pub trait Simulation {
 pub struct DslSim {
     rt: Runtime<OceanHeap>,
     params: Params,
+    grid: CellGrid,
     heap_bytes: u64,
     /// Enumeration time of steps, set aside while exports run (their own is not counted).
     enumeration: std::cell::Cell<Duration>,
@@ -266,17 +267,19 @@ impl DslSim {
         })?;
         rt.sync().map_err(|e| out_of_heap(e, heap_bytes))?;
         rt.take_timings()?;
-        let graph = options.capture(&rt, |rt| Self::queue_step(rt, params))?;
-        Ok((DslSim { rt, params, heap_bytes, enumeration: Default::default(), graph }, setup))
+        // The agents find their cells' neighbours by index where the cells lie in index order.
+        let grid = CellGrid { cells: rt.by_index(cells)?, width: params.width, height: params.height };
+        let graph = options.capture(&rt, |rt| Self::queue_step(rt, params, grid))?;
+        Ok((DslSim { rt, params, grid, heap_bytes, enumeration: Default::default(), graph }, setup))
     }
 
     /// Queue one step's launches one by one (both phases).
-    fn queue_step(rt: &Runtime<OceanHeap>, p: Params) -> dynasoar::host::Result<()> {
+    fn queue_step(rt: &Runtime<OceanHeap>, p: Params, g: CellGrid) -> dynasoar::host::Result<()> {
         // Requests start clear (cells are created without) and `decide` clears them.
-        rt.parallel_do(Fish::prepare)?;
+        rt.parallel_do_with(Fish::prepare, g)?;
         rt.parallel_do(OceanCell::decide)?;
         rt.parallel_do_with(Fish::update, p)?;
-        rt.parallel_do(Shark::prepare)?;
+        rt.parallel_do_with(Shark::prepare, g)?;
         rt.parallel_do(OceanCell::decide)?;
         rt.parallel_do_with(Shark::update, p)?;
         Ok(())
@@ -284,12 +287,17 @@ impl DslSim {
 
     /// Queue one step launch by one, even where [`Simulation::step`] replays a step graph.
     pub fn step_directly(&self) -> dynasoar::host::Result<()> {
-        Self::queue_step(&self.rt, self.params)
+        Self::queue_step(&self.rt, self.params, self.grid)
     }
 
     /// The runtime (to count and collect objects).
     pub fn runtime(&self) -> &Runtime<OceanHeap> {
         &self.rt
+    }
+
+    /// The cells by index, as the agents' `prepare` gets them (for checks).
+    pub fn grid(&self) -> CellGrid {
+        self.grid
     }
 
     /// Every cell's references (for invariant checks), indexed by cell.
@@ -331,7 +339,7 @@ impl Simulation for DslSim {
     }
 
     fn step(&self) -> dynasoar::host::Result<()> {
-        run_step(&self.rt, self.graph.as_ref(), |rt| Self::queue_step(rt, self.params))
+        run_step(&self.rt, self.graph.as_ref(), |rt| Self::queue_step(rt, self.params, self.grid))
     }
 
     fn sync(&self) -> anyhow::Result<()> {

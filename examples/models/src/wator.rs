@@ -27,8 +27,8 @@
 //! `Fish`, `Shark` extending it. The baselines store the agents' fields directly inside the
 //! cell grid (paper 7.2), as a structure of arrays and as an array of structures.
 
-use dynasoar::arch;
 use dynasoar::prelude::*;
+use dynasoar::{ByIndex, arch};
 
 /// Simulation constants (the original DynaSOAr benchmark's).
 pub mod config {
@@ -296,6 +296,29 @@ pub struct CellTable {
     pub params: Params,
 }
 
+/// Argument of the agents' `prepare`: the cells by index and the ocean's size, to find a
+/// cell's neighbours by their indices.
+#[repr(C)]
+#[derive(Clone, Copy, Plain)]
+pub struct CellGrid {
+    pub cells: ByIndex<OceanCell>,
+    pub width: u32,
+    pub height: u32,
+}
+
+impl CellGrid {
+    /// The neighbours of `cell` (left, up, right, down): computed from its index where the
+    /// cells lie in the order of their indices (one dependent load fewer on an agent's way to
+    /// its neighbours' agents), else read from the cell.
+    #[inline(always)]
+    fn neighbors(&self, cell: Obj<OceanCell>) -> [Handle<OceanCell>; 4] {
+        match self.cells.index_of(cell.handle()) {
+            Some(i) => neighbor_indices(i, self.width, self.height).map(|j| self.cells.get(j)),
+            None => cell.neighbors(),
+        }
+    }
+}
+
 /// An agent's kind from its handle (the type id is in the handle: no memory access).
 #[inline(always)]
 fn kind_of(agent: Handle<OceanAgent>) -> u32 {
@@ -438,12 +461,12 @@ impl Fish {
 
     /// Fish phase step 1: age, and ask a free neighbour to take this fish.
     #[parallel]
-    pub fn prepare(this: Obj<Self>, _dev: &Device<OceanHeap>) {
+    pub fn prepare(this: Obj<Self>, _dev: &Device<OceanHeap>, g: CellGrid) {
         this.set_egg_timer(this.egg_timer() + 1);
         let position = this.position();
         this.set_new_position(position);
         let Some(cell) = position.get() else { return };
-        let neighbors = cell.neighbors();
+        let neighbors = g.neighbors(cell);
         let mut free = 0;
         for (dir, n) in neighbors.iter().enumerate() {
             if n.get().is_some_and(|n| n.agent().is_null()) {
@@ -500,7 +523,7 @@ impl Shark {
     /// Shark phase step 1: age and hunger; unless starving, ask a neighbour with a fish (else
     /// a free one) to take this shark.
     #[parallel]
-    pub fn prepare(this: Obj<Self>, _dev: &Device<OceanHeap>) {
+    pub fn prepare(this: Obj<Self>, _dev: &Device<OceanHeap>, g: CellGrid) {
         this.set_egg_timer(this.egg_timer() + 1);
         let energy = hungrier(this.energy());
         this.set_energy(energy);
@@ -510,7 +533,7 @@ impl Shark {
         let position = this.position();
         this.set_new_position(position);
         let Some(cell) = position.get() else { return };
-        let neighbors = cell.neighbors();
+        let neighbors = g.neighbors(cell);
         let (mut fish, mut free) = (0, 0);
         for (dir, n) in neighbors.iter().enumerate() {
             match n.get().map(|n| kind_of(n.agent())) {
