@@ -27,11 +27,12 @@
 //!   [`AllocatorSpec`], whose `Store` is the store a model is compiled against).
 //! - `object`: typed handles and views of objects ([`Handle`], [`Obj`], [`Ref`], [`AtomicRef`]).
 //! - `packed`: handles packed into 32 bits ([`Packed`], [`Packer`]), for scratch that holds
-//!   many per thread; `by_index`: objects by index ([`ByIndex`]), computed where a creation's
-//!   objects lie in the order of their indices.
+//!   many per thread.
 //! - `device`: [`Device`], what methods receive as `dev` (`make_new`, `free`, `device_do`).
 //! - `parallel`: launch tokens ([`ParallelMethod`], [`ParallelNew`]) and the bodies of the
 //!   do-all, `parallel_new` and gather kernels.
+//! - `by_index`: objects by index ([`ByIndex`]), computed where a creation's objects lie in the
+//!   order of their indices.
 //! - `array`: [`DeviceArray`], arrays a model shares with its objects (atomic access);
 //!   [`totals`]: [`Totals`], counts, sums, minima and maxima that a launch reduces for the host.
 //! - [`math`], [`rand`]: bit-identical `sqrt`/`floor` on both targets (NaN payloads aside), [`math::Vec2`],
