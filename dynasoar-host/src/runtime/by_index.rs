@@ -3,7 +3,7 @@
 
 use std::any::Any;
 
-use dynasoar_device::{AllocatorSpec, ByIndex, ClassSpec, Concrete, Handle, MemberOf, block_full};
+use dynasoar_device::{AllocatorSpec, ByIndex, ClassSpec, Concrete, Handle, MemberOf};
 
 use super::Runtime;
 use crate::backend::Buffer;
@@ -42,28 +42,17 @@ impl<A: AllocatorSpec> Runtime<A> {
                  handle (after the creation, before any of them is freed)"
             )));
         }
+        // Dense where the device's own rule (`ByIndex::get` of a dense value) gives every entry.
         let dense = (self.heap().is_some() && !handles.is_empty())
             .then(|| (handles[0].raw().block_addr(), A::BLOCK_BYTES))
-            .filter(|&(first, bytes)| is_dense::<T>(&handles, first, bytes));
+            .filter(|&dense| {
+                let computed = ByIndex::new(table.ptr(), len, Some(dense));
+                handles.iter().enumerate().all(|(i, &h)| computed.get(i as u32) == h)
+            });
         let index = ByIndex::new(table.ptr(), len, dense);
         self.kept.lock().expect("kept tables").push(Box::new(table));
         Ok(index)
     }
-}
-
-/// Whether every handle of `handles` is where a creation in index order puts it, object 0 in
-/// the block at `first` and blocks `bytes` apart.
-fn is_dense<T: ClassSpec>(handles: &[Handle<T>], first: u64, bytes: u64) -> bool {
-    let n = block_full::<T>();
-    handles.iter().enumerate().all(|(i, h)| {
-        let raw = h.raw();
-        let i = i as u64;
-        !raw.is_aos()
-            && raw.type_id() == T::TYPE_ID
-            && raw.objects_per_block() as u64 == n
-            && raw.block_addr() == first + (i / n) * bytes
-            && raw.slot() as u64 == i % n
-    })
 }
 
 /// What [`Runtime::by_index`] keeps: its tables, which dense or not stay valid while the
