@@ -126,9 +126,13 @@ impl<T: Concrete + ClassSpec> ByIndex<T> {
         if !self.is_dense() || raw.is_null() || raw.type_id() != T::TYPE_ID {
             return None;
         }
+        // A handle below the first block wraps to an offset near 2^64: its quotient, and so its
+        // index, is then far above `len`, as for a handle past the last block (the quotient is
+        // the offset's, exact or one more, and `block * N` does not overflow: a block holds
+        // more bytes than objects). So `index < len` alone says whether `h` is one of them.
         let offset = raw.block_addr().wrapping_sub(self.first);
         let block = ((offset as u128 * self.magic as u128) >> 64) as u64;
         let index = block * Self::N as u64 + raw.slot() as u64;
-        (offset < self.len as u64 * self.block_bytes && index < self.len as u64).then_some(index as u32)
+        (index < self.len as u64).then_some(index as u32)
     }
 }

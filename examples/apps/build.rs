@@ -53,13 +53,22 @@ fn main() {
     // keeps without spills (the packed walk was measured at 48: 14.7 -> 7.9 s per run,
     // docs/results/2026-11-28/bh-packed-stack.txt). The AOS build (general-purpose
     // allocators) has no cap: it was not measured there.
+    // Per kernel, on the bundle of c897ebf (2026-12-03, H200, docs/results/2026-12-03-s30/, the
+    // bundle's PTX assembled with other caps on the updates only): the Game of Life's
+    // `Alive::update` and `Candidate::update` at 72 ran the default run in 63.40-63.64 ms against
+    // 66.06-66.29 ms at 64 (68: 63.8-64.8, 76: 70.2-72.2, 80: 69.3-69.9, 96 and none 70.2-70.6;
+    // either one alone at 72: 63.9-65.4), so the Game of Life's heap is capped at 72 (its other
+    // do-alls use 40 registers); generation's updates at 80 ran 1.779 and 1.787 s against 1.814
+    // and 1.817 s at 96 (72: 1.848, none: 1.815-1.818 s). Kept: Wa-Tor's updates at 72
+    // (226.5-226.9 ms; 80: 227.2-227.5, 96: 226.0-226.3, none: 244.7-245.1) and structure's
+    // `Spring::compute_force` without a cap (3.887 and 3.898 s; 72: 3.929, 64: 4.014, 56: 4.664).
     dynasoar_build::PtxBuilder::new("../models")
         .max_registers_for("__OceanHeap__", 72)
-        .max_registers_for("__GolHeap__", 64)
+        .max_registers_for("__GolHeap__", 72)
         .max_registers_for("__TrafficHeap__ProducerCell__create_car", 80)
         .max_registers_for("__TrafficHeap__Car__advance", 56)
-        .max_registers_for("__GenerationHeap__Alive__update", 96)
-        .max_registers_for("__GenerationHeap__Candidate__update", 96)
+        .max_registers_for("__GenerationHeap__Alive__update", 80)
+        .max_registers_for("__GenerationHeap__Candidate__update", 80)
         .max_registers_for("__SugarscapeHeap__Male__mate", 80)
         .max_registers_for("__NbodyHeap__Body__compute_force", 48)
         .max_registers_for("__CollisionHeap__Particle__compute_force", 48)

@@ -5,10 +5,10 @@
 
 use std::collections::{HashMap, HashSet};
 
-use dynasoar::ClassSpec;
 use dynasoar::host::{Backend, ExecutorOptions};
 use dynasoar::prelude::Handle;
 use dynasoar::rand::Rng;
+use dynasoar::{ClassSpec, RawHandle};
 use dynasoar_examples::render::{Recorder, RenderArgs};
 use dynasoar_examples::wator::{
     AosSim, Config, DslSim, Outcome, Population, Simulation, SoaSim, fingerprint, run,
@@ -324,6 +324,29 @@ fn check_cells_by_index(sim: &DslSim, dense: bool) {
     }
     assert!(cells.get(cells.len()).is_null(), "an index past the end gives null");
     assert_eq!(cells.index_of(Handle::NULL), None);
+    if dense {
+        // Handles of the class in the blocks just before the first cell's and just after the
+        // last cell's (any slot) are none of the cells. SAFETY (both): only their bits are
+        // looked at.
+        let (first, last) = (links[0].cell.raw(), links[links.len() - 1].cell.raw());
+        let per_block = first.objects_per_block();
+        let block_bytes = if links.len() > per_block as usize {
+            links[per_block as usize].cell.raw().block_addr() - first.block_addr()
+        } else {
+            1 << 20
+        };
+        for slot in [0, per_block - 1] {
+            for addr in [first.block_addr().wrapping_sub(block_bytes), last.block_addr() + block_bytes] {
+                let h = RawHandle::new(addr, slot, per_block, first.type_id());
+                assert_eq!(cells.index_of(unsafe { Handle::from_raw(h) }), None, "{h:?}");
+            }
+        }
+        if links.len() % per_block as usize != 0 {
+            // A slot past the last cell in its block.
+            let h = RawHandle::new(last.block_addr(), per_block - 1, per_block, first.type_id());
+            assert_eq!(cells.index_of(unsafe { Handle::from_raw(h) }), None, "{h:?}");
+        }
+    }
 }
 
 #[test]
