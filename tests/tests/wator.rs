@@ -341,7 +341,7 @@ fn check_cells_by_index(sim: &DslSim, dense: bool) {
                 assert_eq!(cells.index_of(unsafe { Handle::from_raw(h) }), None, "{h:?}");
             }
         }
-        if links.len() % per_block as usize != 0 {
+        if !links.len().is_multiple_of(per_block as usize) {
             // A slot past the last cell in its block.
             let h = RawHandle::new(last.block_addr(), per_block - 1, per_block, first.type_id());
             assert_eq!(cells.index_of(unsafe { Handle::from_raw(h) }), None, "{h:?}");
