@@ -8,15 +8,15 @@ use std::collections::{HashMap, HashSet};
 use dynasoar::host::{Backend, ExecutorOptions};
 use dynasoar::prelude::Handle;
 use dynasoar::rand::Rng;
-use dynasoar::{ClassSpec, RawHandle};
+use dynasoar::{AllocatorSpec, ClassSpec, RawHandle};
 use dynasoar_examples::render::{Recorder, RenderArgs};
 use dynasoar_examples::wator::{
     AosSim, Config, DslSim, Outcome, Population, Simulation, SoaSim, fingerprint, run,
 };
 use dynasoar_examples::{Implementation, RunOptions};
 use dynasoar_models::wator::{
-    CellState, EMPTY, FISH, Fish, OceanAgent, OceanCell, SHARK, Shark, accept, choose, neighbor_indices,
-    opposite,
+    CellState, EMPTY, FISH, Fish, OceanAgent, OceanCell, OceanHeap, SHARK, Shark, accept, choose,
+    neighbor_indices, opposite,
 };
 use dynasoar_tests::gpu_executor;
 
@@ -330,11 +330,7 @@ fn check_cells_by_index(sim: &DslSim, dense: bool) {
         // looked at.
         let (first, last) = (links[0].cell.raw(), links[links.len() - 1].cell.raw());
         let per_block = first.objects_per_block();
-        let block_bytes = if links.len() > per_block as usize {
-            links[per_block as usize].cell.raw().block_addr() - first.block_addr()
-        } else {
-            1 << 20
-        };
+        let block_bytes = OceanHeap::BLOCK_BYTES;
         for slot in [0, per_block - 1] {
             for addr in [first.block_addr().wrapping_sub(block_bytes), last.block_addr() + block_bytes] {
                 let h = RawHandle::new(addr, slot, per_block, first.type_id());
