@@ -19,17 +19,30 @@ for l in sys.stdin:
     if m: cur = m.group(1); continue
     if cur and re.match(r'$K', cur) and ('spill' in l or 'Used' in l): print(' ', cur + ':', l.split(':', 1)[-1].strip() if 'Used' in l else l.strip())
 "
-for v in g68 g72 g76 g80 g96 g0 a72 c72 cap80 cap96 cap0 s96 s80 gen80 gen72 gen0 st72 st64 st56; do
-  case $v in
-    g*[0-9]) n=${v#g}; caps=(--cap GolHeap__Alive__update=$n --cap GolHeap__Candidate__update=$n);;
-  esac
-  case $v in
-    a72) caps=(--cap GolHeap__Alive__update=72);; c72) caps=(--cap GolHeap__Candidate__update=72);;
-    cap*) n=${v#cap}; caps=(--cap OceanHeap__Shark__update=$n --cap OceanHeap__Fish__update=$n);;
-    s*[0-9]) n=${v#s}; [[ $v == st* ]] || caps=(--cap OceanHeap__Shark__update=$n);;
-    gen*) n=${v#gen}; caps=(--cap GenerationHeap__Alive__update=$n --cap GenerationHeap__Candidate__update=$n);;
-  esac
-  [[ $v == st* ]] && caps=(--cap StructureHeap__Spring__compute_force=${v#st})
-  echo "== $v: ${caps[*]}"
-  python3 scripts/cubin-variant.py --ptx $PTX --out /tmp/ptxas-caps-$v "${caps[@]}" 2>&1 | grep -E 'dynasoar_do__' | grep -E "$K"
-done
+# Each variant: its name, then its caps (as in go2.sh and go3.sh).
+G=GolHeap; O=OceanHeap; E=GenerationHeap; S=StructureHeap__Spring__compute_force
+while read -r v caps; do
+  echo "== $v: $caps"
+  args=(); for c in $caps; do args+=(--cap "$c"); done
+  python3 scripts/cubin-variant.py --ptx $PTX --out /tmp/ptxas-caps-$v "${args[@]}" 2>&1 | grep -E 'dynasoar_do__' | grep -E "$K"
+done <<VARIANTS
+g68 ${G}__Alive__update=68 ${G}__Candidate__update=68
+g72 ${G}__Alive__update=72 ${G}__Candidate__update=72
+g76 ${G}__Alive__update=76 ${G}__Candidate__update=76
+g80 ${G}__Alive__update=80 ${G}__Candidate__update=80
+g96 ${G}__Alive__update=96 ${G}__Candidate__update=96
+g0 ${G}__Alive__update=0 ${G}__Candidate__update=0
+a72 ${G}__Alive__update=72
+c72 ${G}__Candidate__update=72
+cap80 ${O}__Shark__update=80 ${O}__Fish__update=80
+cap96 ${O}__Shark__update=96 ${O}__Fish__update=96
+cap0 ${O}__Shark__update=0 ${O}__Fish__update=0
+s96 ${O}__Shark__update=96
+s80 ${O}__Shark__update=80
+gen80 ${E}__Alive__update=80 ${E}__Candidate__update=80
+gen72 ${E}__Alive__update=72 ${E}__Candidate__update=72
+gen0 ${E}__Alive__update=0 ${E}__Candidate__update=0
+st72 $S=72
+st64 $S=64
+st56 $S=56
+VARIANTS
