@@ -8,9 +8,10 @@
 //! |----------------|----------------------------------------------------------|
 //! | 0 to t-1       | type id (t bits: enough for the allocator's classes)     |
 //! | t to t+5       | slot                                                     |
-//! | t+6 to 31      | block index                                              |
+//! | t+6 to 31      | block index + 1                                          |
 //!
-//! with `u32::MAX` the null handle. Where a thread keeps many handles in local memory, e.g.
+//! with 0 the null handle, so that zeroed memory holds null packed handles as it holds null
+//! handles (a grid of them needs no fill before use). Where a thread keeps many handles in local memory, e.g.
 //! the stack of a tree walk, half the bytes is half the traffic: a variant of Barnes-Hut's
 //! force walk whose stack held packed entries took 7.9 s of a 4,000-step run against 14.7 s
 //! with handles on an H200 (docs/performance-log.md, "Barnes-Hut against its AOS baseline").
@@ -25,7 +26,7 @@ use core::marker::PhantomData;
 
 use crate::handle::RawHandle;
 use crate::object::Handle;
-use crate::registry::AllocatorSpec;
+use crate::registry::{AllocatorSpec, Registered};
 use crate::store::BlockSpan;
 
 /// Most classes an allocator may have for its handles to pack: each class's objects per block
@@ -42,7 +43,7 @@ pub struct Packed<T> {
 
 impl<T> Packed<T> {
     /// The packed null handle.
-    pub const NULL: Packed<T> = Packed::from_bits(u32::MAX);
+    pub const NULL: Packed<T> = Packed::from_bits(0);
 
     #[inline(always)]
     const fn from_bits(bits: u32) -> Self {
@@ -51,7 +52,7 @@ impl<T> Packed<T> {
 
     #[inline(always)]
     pub const fn is_null(self) -> bool {
-        self.bits == u32::MAX
+        self.bits == 0
     }
 
     /// The 32 bits.
@@ -60,6 +61,9 @@ impl<T> Packed<T> {
         self.bits
     }
 }
+
+// SAFETY: `repr(transparent)` over a `u32`; all zeroes is the null handle.
+unsafe impl<T: 'static> crate::plain::Plain for Packed<T> {}
 
 impl<T> Clone for Packed<T> {
     #[inline(always)]
@@ -85,8 +89,9 @@ impl<T> fmt::Debug for Packed<T> {
 
 /// Packs handles of one heap into 32 bits and back (see the module docs).
 pub struct Packer<A> {
-    /// Address of block 0.
-    first: u64,
+    /// Address of block 0 less one block (wrapping): the address that a packed block number
+    /// (block index + 1) counts from.
+    base: u64,
     _alloc: PhantomData<fn() -> A>,
 }
 
@@ -105,8 +110,8 @@ impl<A: AllocatorSpec> Packer<A> {
     /// Objects per block of each type id, 7 bits each (type id `i` at bit `7 * i`).
     const OBJECTS: u64 = objects_table::<A>();
 
-    /// Most blocks a heap may have for its handles to pack (the null handle keeps the last
-    /// index free).
+    /// Most blocks a heap may have for its handles to pack (block numbers start at 1: the
+    /// null handle keeps number 0).
     pub const MAX_BLOCKS: u64 = (1 << (32 - 6 - Self::TYPE_BITS)) - 1;
 
     /// Whether the handles of a heap of blocks `span` fit in 32 bits.
@@ -118,7 +123,21 @@ impl<A: AllocatorSpec> Packer<A> {
     /// A packer for the blocks `span`, if its handles fit in 32 bits.
     #[inline(always)]
     pub(crate) fn new(span: BlockSpan) -> Option<Self> {
-        Self::packs(span).then_some(Packer { first: span.first, _alloc: PhantomData })
+        Self::packs(span)
+            .then_some(Packer { base: span.first.wrapping_sub(A::BLOCK_BYTES), _alloc: PhantomData })
+    }
+
+    /// The packer of the heap whose blocks are `span`, for the host (which reads packed
+    /// handles back from the device): what [`Device::packer`](crate::Device::packer) gives
+    /// kernels, where the handles fit in 32 bits.
+    ///
+    /// # Safety
+    /// `span` must be the blocks of the heap whose handles this packer will unpack: the
+    /// handles it makes name the objects of that heap.
+    #[doc(hidden)]
+    #[inline(always)]
+    pub unsafe fn for_heap(span: BlockSpan) -> Option<Self> {
+        Self::new(span)
     }
 
     /// `h` in 32 bits (`h` an object of this packer's heap, or null).
@@ -128,9 +147,24 @@ impl<A: AllocatorSpec> Packer<A> {
         if raw.is_null() {
             return Packed::NULL;
         }
-        // A constant divisor: the division compiles to a multiplication.
-        let index = ((raw.block_addr() - self.first) / A::BLOCK_BYTES) as u32;
-        Packed::from_bits(((index << 6) | raw.slot()) << Self::TYPE_BITS | raw.type_id() as u32)
+        // A constant divisor: the division compiles to a multiplication. Counted from `base`,
+        // block `i` is number `i + 1`.
+        let number = (raw.block_addr().wrapping_sub(self.base) / A::BLOCK_BYTES) as u32;
+        Packed::from_bits(((number << 6) | raw.slot()) << Self::TYPE_BITS | raw.type_id() as u32)
+    }
+
+    /// Type id of the object's runtime class (`None` for the null handle), without unpacking.
+    #[inline(always)]
+    pub fn type_id<T>(&self, p: Packed<T>) -> Option<u8> {
+        (!p.is_null()).then_some((p.bits & ((1 << Self::TYPE_BITS) - 1)) as u8)
+    }
+
+    /// Whether `p` names an object whose runtime class is `U` or a subclass of `U` (false for
+    /// the null handle), without unpacking: a test of the low bits, as
+    /// [`Obj::is`](crate::Obj::is) tests a handle's type id.
+    #[inline(always)]
+    pub fn is<U: Registered, T>(&self, p: Packed<T>) -> bool {
+        !p.is_null() && U::SUBTREE & (1u64 << (p.bits & ((1 << Self::TYPE_BITS) - 1))) != 0
     }
 
     /// The handle `p` was packed from.
@@ -141,7 +175,7 @@ impl<A: AllocatorSpec> Packer<A> {
         }
         let type_id = p.bits & ((1 << Self::TYPE_BITS) - 1);
         let rest = p.bits >> Self::TYPE_BITS;
-        let block = self.first + (rest >> 6) as u64 * A::BLOCK_BYTES;
+        let block = self.base.wrapping_add((rest >> 6) as u64 * A::BLOCK_BYTES);
         let objects = (Self::OBJECTS >> (7 * type_id)) as u32 & 127;
         // SAFETY: the fields of a handle of class `T` (or a subclass) that `pack` was given:
         // the same block, slot and type id, and the objects per block of that type id.
@@ -212,10 +246,14 @@ mod tests {
             let p = packer.pack(h);
             assert!(!p.is_null());
             assert_eq!(p.bits() & 3, class as u32, "type id in the low bits");
+            assert_eq!(packer.type_id(p), Some(class));
+            assert_eq!(p.bits() >> 8, index as u32 + 1, "block number: index + 1");
             assert_eq!(packer.unpack(p).raw(), raw, "block {index} slot {slot} class {class}");
         }
         assert!(packer.pack(Handle::<u8>::NULL).is_null());
         assert!(packer.unpack(Packed::<u8>::NULL).is_null());
+        assert_eq!(packer.type_id(Packed::<u8>::NULL), None);
+        assert_eq!(Packed::<u8>::NULL.bits(), 0, "zeroed memory holds null packed handles");
     }
 
     #[test]

@@ -13,13 +13,14 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use dynasoar::host::{Backend, ExecutorOptions};
+use dynasoar::{AllocatorSpec, Packer};
 use dynasoar_examples::Implementation;
 use dynasoar_examples::game_of_life::{
-    Config, DATA_VAR, Outcome, Pattern, Reference, SoaVariant, data_dirs, draw, find_archive, read_pgm,
-    reference_run, run, soa_lists,
+    Config, DATA_VAR, Outcome, Pattern, Reference, SoaVariant, data_dirs, default_heap_bytes, draw,
+    find_archive, read_pgm, reference_run, run, soa_lists,
 };
 use dynasoar_examples::render::{Recorder, RenderArgs};
-use dynasoar_models::game_of_life::config;
+use dynasoar_models::game_of_life::{GolHeap, config};
 use dynasoar_tests::{REQUIRE_GPU_VAR, gpu_executor};
 
 /// An implementation and, for the SOA baseline, which of the two.
@@ -60,6 +61,19 @@ fn simulate(implementation: Variant, backend: Backend, pattern: &Pattern, steps:
     run(implementation.0, options(backend), &cfg, &mut recorder, false).unwrap_or_else(|e| {
         panic!("{} on {} after {steps} steps: {e:#}", implementation.name(), pattern.name)
     })
+}
+
+/// The benchmark's heap (`utm.pgm`: 12699 x 12652 cells, 252,192 alive) packs its handles, so
+/// its grid holds 4-byte entries (`World`); a heap of more blocks would fall back to 8-byte
+/// ones.
+/// (That the packed grid's entries are its agents' handles, unpacked by the host's packer,
+/// `run` checks with `verify` in every test here.)
+#[test]
+fn the_benchmark_grid_packs_its_handles() {
+    let live = (0..252_192).map(|i| (i % 12699, i / 12699));
+    let utm = Pattern::from_cells("utm-sized", 12699, 12652, live).unwrap();
+    let blocks = default_heap_bytes(&utm) / GolHeap::BLOCK_BYTES;
+    assert!(blocks <= Packer::<GolHeap>::MAX_BLOCKS, "{blocks} blocks");
 }
 
 /// Cells `(x, y)` as sorted indices of a grid `width` wide.

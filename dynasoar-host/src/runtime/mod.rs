@@ -21,8 +21,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use dynasoar_device::{
-    AllocatorSpec, ClassInfo, Concrete, DevPtr, DoParams, DoWithoutArgument, Effects, GatherParams, Handle,
-    MemberOf, NewParams, NewWithoutArgument, ParallelMethod, ParallelNew, Plain, block_full, do_all_blocks,
+    AllocatorSpec, BlockSpan, ClassInfo, Concrete, DevPtr, DoParams, DoWithoutArgument, Effects,
+    GatherParams, Handle, MemberOf, NewParams, NewWithoutArgument, Packer, ParallelMethod, ParallelNew,
+    Plain, block_full, do_all_blocks,
 };
 
 pub use builder::{DEFAULT_HEAP_BYTES, RuntimeBuilder};
@@ -98,6 +99,16 @@ impl<A: AllocatorSpec> Runtime<A> {
     /// DynaSOAr's heap (`None` when the objects are in another store).
     pub fn heap(&self) -> Option<&DeviceHeap> {
         self.store.as_any().downcast_ref()
+    }
+
+    /// The [`Packer`] that kernels get from `Device::packer`, for the host to read back what
+    /// they packed: `None` where kernels get none (objects in a store other than DynaSOAr's
+    /// heap, or a heap whose handles do not fit in 32 bits).
+    pub fn packer(&self) -> Option<Packer<A>> {
+        let c = self.heap()?.config();
+        let span = BlockSpan { first: c.blocks, count: c.num_blocks, bytes: c.block_bytes };
+        // SAFETY: the blocks of this runtime's heap, whose handles the packer will name.
+        unsafe { Packer::for_heap(span) }
     }
 
     /// The store the objects live in, for store-specific calls (`as_any().downcast_ref()`).

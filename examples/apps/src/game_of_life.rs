@@ -14,9 +14,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, bail, ensure};
-use dynasoar::Handle;
 use dynasoar::host::{Buffer, Grid, Runtime};
 use dynasoar::rand::Rng;
+use dynasoar::{Handle, Packed, Packer};
 use dynasoar_models::game_of_life::{
     Agent, Alive, AosCell, AosLife, Candidate, GolHeap, LIFE_AOS_STEP, LIFE_LISTS_DECIDE, LIFE_LISTS_UPDATE,
     LIFE_SOA_STEP, LIST_COUNT, LIST_COUNTERS, LIST_OVERFLOW, SoaLife, SoaLifeLists, World, config,
@@ -741,8 +741,15 @@ fn run_dynasoar(
     let heap_bytes = cfg.heap_bytes.unwrap_or_else(|| default_heap_bytes(p));
     let rt = options.runtime::<GolHeap>(heap_bytes).deferred_checks(true).build()?;
     let exec = rt.executor();
-    let cells = exec.alloc_zeroed::<Handle<Agent>>(p.cells())?;
-    let world = World { cells: cells.ptr(), width: p.width, height: p.height };
+    // Packed handles where the heap packs them (DynaSOAr's heap), else handles; zeroed: empty.
+    let cells = match rt.packer() {
+        Some(packer) => AgentGrid::Packed(exec.alloc_zeroed::<Packed<Agent>>(p.cells())?, packer),
+        None => AgentGrid::Wide(exec.alloc_zeroed::<Handle<Agent>>(p.cells())?),
+    };
+    let world = match &cells {
+        AgentGrid::Packed(cells, _) => World::new(cells.ptr().cast(), p.width, p.height, true),
+        AgentGrid::Wide(cells) => World::new(cells.ptr().cast(), p.width, p.height, false),
+    };
     let ids = exec.upload(if p.live.is_empty() { &[0] } else { &p.live })?;
     let sync = || rt.sync().map_err(|e| heap_hint(e, heap_bytes));
     let ((), setup) = exec
@@ -796,7 +803,21 @@ fn run_dynasoar(
     let live = live()?;
     let candidates = sorted_cells(rt.collect::<Candidate>()?.into_iter().map(|c| c.base.cell).collect());
     if cfg.verify {
-        verify_world(p.width, p.height, &exec.read_all(&cells)?, &live, &candidates)?;
+        let grid = match &cells {
+            AgentGrid::Packed(cells, packer) => {
+                exec.read_all(cells)?.into_iter().map(|e| packer.unpack(e)).collect()
+            }
+            AgentGrid::Wide(cells) => exec.read_all(cells)?,
+        };
+        verify_world(p.width, p.height, &grid, &live, &candidates)?;
+        // Each object's own handle in its cell: also what the host's packer unpacks.
+        let alive = rt.collect_with_handles::<Alive>()?.into_iter().map(|(h, a)| (a.base.cell, h.raw()));
+        let candidate =
+            rt.collect_with_handles::<Candidate>()?.into_iter().map(|(h, c)| (c.base.cell, h.raw()));
+        for (cell, h) in alive.chain(candidate) {
+            let entry = grid.get(cell as usize).map(|e| e.raw());
+            ensure!(entry == Some(h), "grid cell {cell} holds {entry:?}, not the handle {h:?} of its agent");
+        }
     }
     Ok(Outcome {
         width: p.width,
@@ -807,6 +828,13 @@ fn run_dynasoar(
         enumeration,
         setup,
     })
+}
+
+/// The DSL version's grid on the device (see `World`): packed handles where the heap packs
+/// them, else handles.
+enum AgentGrid {
+    Packed(Buffer<Packed<Agent>>, Packer<GolHeap>),
+    Wide(Buffer<Handle<Agent>>),
 }
 
 /// Check the DSL version's grid against its objects: each alive cell and candidate object sits

@@ -45,7 +45,7 @@
 use dynasoar::arch;
 use dynasoar::arch::atomic::{Atomic32, Atomic64};
 use dynasoar::prelude::*;
-use dynasoar::{ClassSpec, RawHandle};
+use dynasoar::{ClassSpec, Packed, Packer};
 
 /// Constants of the benchmark (the original DynaSOAr configuration).
 pub mod config {
@@ -174,64 +174,248 @@ dynasoar::allocator!(
 
 /// The world: one agent handle per cell (null: dead, not a candidate), `width * height` of
 /// them, row-major. Passed to every method.
+///
+/// Where the heap packs its handles into 32 bits ([`Device::packer`]; DynaSOAr's heap of the
+/// app's sizes does), the grid holds [`Packed`] handles (`packed` is 1; 4 bytes per cell),
+/// otherwise [`Handle`]s (`packed` is 0; 8 bytes per cell, the general allocators' stores):
+/// the `prepare` phases read 8 grid entries per agent for their type bits alone, so half the
+/// bytes is half their traffic. Either way a zeroed grid is empty. Make it with
+/// [`World::new`] from the host's `Runtime::packer`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Plain)]
 pub struct World {
-    pub cells: DevPtr<Handle<Agent>>,
+    /// The grid's entries, `Packed<Agent>` or `Handle<Agent>` as `packed` says.
+    pub cells: DevPtr<u8>,
     pub width: u32,
     pub height: u32,
+    /// 1: the grid holds [`Packed`] handles; 0: [`Handle`]s.
+    pub packed: u32,
+    pub _pad: u32,
 }
 
 impl World {
-    /// The agent in cell `i`, by a plain load: only while no thread writes the grid (the
-    /// `prepare` phases).
-    #[inline(always)]
-    fn agent(&self, i: u32) -> Handle<Agent> {
-        // SAFETY: `i < width * height`, the length of `cells` (callers pass grid cells only);
-        // in the prepare phases no thread writes the grid.
-        unsafe { self.cells.read(i as usize) }
+    /// The world of a `width` x `height` grid at `cells`, zeroed: `width * height` entries of
+    /// `Packed<Agent>` where `packed`, else of `Handle<Agent>`. `packed` must say whether the
+    /// runtime's heap packs handles (`Runtime::packer().is_some()`): kernels on a heap that
+    /// packs none leave a world of packed entries alone.
+    pub const fn new(cells: DevPtr<u8>, width: u32, height: u32, packed: bool) -> Self {
+        World { cells, width, height, packed: packed as u32, _pad: 0 }
     }
 
-    /// Whether cell `i` is alive (a plain load, as [`agent`](Self::agent)); only the handle's
-    /// type bits are looked at, no object is read.
+    /// The grid as kernels on `dev` access it; `None` where the world holds packed entries
+    /// but the heap packs none (a world made for another heap: nothing is accessed).
     #[inline(always)]
-    fn is_alive(&self, i: u32) -> bool {
-        self.agent(i).get().is_some_and(|a| a.is::<Alive>())
+    fn grid(&self, dev: &Device<GolHeap>) -> Option<GridOf> {
+        let (width, height) = (self.width, self.height);
+        if self.packed == 0 {
+            return Some(GridOf::Wide(WideGrid { cells: self.cells.cast(), width, height }));
+        }
+        let packer = dev.packer()?;
+        Some(GridOf::Packed(PackedGrid { cells: self.cells.cast(), packer, width, height }))
     }
+}
 
-    /// Alive neighbours of cell `cell`.
-    #[inline(always)]
-    fn alive_neighbors(&self, cell: u32) -> u32 {
-        count_neighbors(self.width, self.height, cell, |i| self.is_alive(i))
-    }
+/// A grid of one kind of entry (see [`World`]).
+enum GridOf {
+    Wide(WideGrid),
+    Packed(PackedGrid),
+}
 
-    /// The grid entry of cell `i`, for atomic access (the update phases, where other threads
+/// What the methods do with the grid: the same on either kind of entry.
+trait Grid {
+    /// Width and height of the grid.
+    fn size(&self) -> (u32, u32);
+
+    /// Whether cell `i` is alive, by a plain load: only while no thread writes the grid (the
+    /// `prepare` phases). Only the entry's type bits are looked at, no object is read.
+    fn is_alive(&self, i: u32) -> bool;
+
+    /// Whether cell `i` is empty, by an atomic load (the update phases, where other threads
     /// write entries).
-    #[inline(always)]
-    fn entry(&self, i: u32) -> &'static Atomic64 {
-        // SAFETY: a live, aligned 8-byte grid entry (`i < width * height`); while threads may
-        // write the grid, every access to it goes through this atomic view.
-        unsafe { Atomic64::from_ptr(self.cells.as_ptr().add(i as usize) as *mut u64) }
-    }
+    fn is_empty(&self, i: u32) -> bool;
 
-    #[inline(always)]
-    fn load(&self, i: u32) -> Handle<Agent> {
-        // SAFETY: grid entries hold null or handles of agents (written by `store`/`claim` only).
-        unsafe { Handle::from_raw(RawHandle(self.entry(i).load())) }
-    }
-
-    #[inline(always)]
-    fn store(&self, i: u32, agent: Handle<Agent>) {
-        self.entry(i).store(agent.raw().0);
-    }
+    /// Put `agent` (or null) into cell `i` atomically.
+    fn store(&self, i: u32, agent: Option<Handle<Agent>>);
 
     /// Reserve the empty cell `i` for `by` (which then puts a candidate there); false if the
     /// cell is not empty (any more). Until then the cell holds `by`'s own handle as a marker:
     /// only the `update` phase of alive cells claims cells, and in that phase threads look at
     /// other cells only to see whether they are empty.
+    fn claim(&self, i: u32, by: Handle<Agent>) -> bool;
+
+    /// Alive neighbours of cell `cell`.
+    #[inline(always)]
+    fn alive_neighbors(&self, cell: u32) -> u32 {
+        let (width, height) = self.size();
+        count_neighbors(width, height, cell, |i| self.is_alive(i))
+    }
+
+    /// Claim the empty neighbour cells of `cell` for `by`: their positions (bits, as in
+    /// [`for_each_neighbor_at`]).
+    #[inline(always)]
+    fn claim_empty_neighbors(&self, cell: u32, by: Handle<Agent>) -> u32 {
+        let (width, height) = self.size();
+        let mut claimed = 0u32;
+        for_each_neighbor_at(width, height, cell, |position, n| {
+            if self.is_empty(n) && self.claim(n, by) {
+                claimed |= 1 << position;
+            }
+        });
+        claimed
+    }
+}
+
+/// Either grid: each call picks the kind once (a branch on a value that is the same in every
+/// thread), so that the loops over neighbours run on one kind of entry.
+impl Grid for GridOf {
+    #[inline(always)]
+    fn size(&self) -> (u32, u32) {
+        match self {
+            GridOf::Wide(g) => g.size(),
+            GridOf::Packed(g) => g.size(),
+        }
+    }
+
+    #[inline(always)]
+    fn is_alive(&self, i: u32) -> bool {
+        match self {
+            GridOf::Wide(g) => g.is_alive(i),
+            GridOf::Packed(g) => g.is_alive(i),
+        }
+    }
+
+    #[inline(always)]
+    fn is_empty(&self, i: u32) -> bool {
+        match self {
+            GridOf::Wide(g) => g.is_empty(i),
+            GridOf::Packed(g) => g.is_empty(i),
+        }
+    }
+
+    #[inline(always)]
+    fn store(&self, i: u32, agent: Option<Handle<Agent>>) {
+        match self {
+            GridOf::Wide(g) => g.store(i, agent),
+            GridOf::Packed(g) => g.store(i, agent),
+        }
+    }
+
+    #[inline(always)]
+    fn claim(&self, i: u32, by: Handle<Agent>) -> bool {
+        match self {
+            GridOf::Wide(g) => g.claim(i, by),
+            GridOf::Packed(g) => g.claim(i, by),
+        }
+    }
+
+    #[inline(always)]
+    fn alive_neighbors(&self, cell: u32) -> u32 {
+        match self {
+            GridOf::Wide(g) => g.alive_neighbors(cell),
+            GridOf::Packed(g) => g.alive_neighbors(cell),
+        }
+    }
+
+    #[inline(always)]
+    fn claim_empty_neighbors(&self, cell: u32, by: Handle<Agent>) -> u32 {
+        match self {
+            GridOf::Wide(g) => g.claim_empty_neighbors(cell, by),
+            GridOf::Packed(g) => g.claim_empty_neighbors(cell, by),
+        }
+    }
+}
+
+/// A grid of 8-byte [`Handle`]s.
+struct WideGrid {
+    cells: DevPtr<Handle<Agent>>,
+    width: u32,
+    height: u32,
+}
+
+impl WideGrid {
+    /// The entry of cell `i`, for atomic access.
+    #[inline(always)]
+    fn entry(&self, i: u32) -> &'static Atomic64 {
+        // SAFETY: a live, aligned 8-byte grid entry (`i < width * height`, and the world's
+        // grid holds 8-byte entries); while threads may write the grid, every access to it
+        // goes through this atomic view.
+        unsafe { Atomic64::from_ptr(self.cells.as_ptr().add(i as usize) as *mut u64) }
+    }
+}
+
+impl Grid for WideGrid {
+    #[inline(always)]
+    fn size(&self) -> (u32, u32) {
+        (self.width, self.height)
+    }
+
+    #[inline(always)]
+    fn is_alive(&self, i: u32) -> bool {
+        // SAFETY: `i < width * height`, the grid's length (callers pass grid cells only); in
+        // the prepare phases no thread writes the grid.
+        let agent = unsafe { self.cells.read(i as usize) };
+        agent.get().is_some_and(|a| a.is::<Alive>())
+    }
+
+    #[inline(always)]
+    fn is_empty(&self, i: u32) -> bool {
+        self.entry(i).load() == 0
+    }
+
+    #[inline(always)]
+    fn store(&self, i: u32, agent: Option<Handle<Agent>>) {
+        self.entry(i).store(agent.unwrap_or(Handle::NULL).raw().0);
+    }
+
     #[inline(always)]
     fn claim(&self, i: u32, by: Handle<Agent>) -> bool {
         self.entry(i).compare_exchange(0, by.raw().0).is_ok()
+    }
+}
+
+/// A grid of 4-byte [`Packed`] handles.
+struct PackedGrid {
+    cells: DevPtr<Packed<Agent>>,
+    packer: Packer<GolHeap>,
+    width: u32,
+    height: u32,
+}
+
+impl PackedGrid {
+    /// The entry of cell `i`, for atomic access.
+    #[inline(always)]
+    fn entry(&self, i: u32) -> &'static Atomic32 {
+        // SAFETY: as `WideGrid::entry`, for a grid of 4-byte entries.
+        unsafe { Atomic32::from_ptr(self.cells.as_ptr().add(i as usize) as *mut u32) }
+    }
+}
+
+impl Grid for PackedGrid {
+    #[inline(always)]
+    fn size(&self) -> (u32, u32) {
+        (self.width, self.height)
+    }
+
+    #[inline(always)]
+    fn is_alive(&self, i: u32) -> bool {
+        // SAFETY: as in `WideGrid::is_alive`.
+        let agent = unsafe { self.cells.read(i as usize) };
+        self.packer.is::<Alive, _>(agent)
+    }
+
+    #[inline(always)]
+    fn is_empty(&self, i: u32) -> bool {
+        self.entry(i).load() == 0
+    }
+
+    #[inline(always)]
+    fn store(&self, i: u32, agent: Option<Handle<Agent>>) {
+        self.entry(i).store(self.packer.pack(agent.unwrap_or(Handle::NULL)).bits());
+    }
+
+    #[inline(always)]
+    fn claim(&self, i: u32, by: Handle<Agent>) -> bool {
+        self.entry(i).compare_exchange(0, self.packer.pack(by).bits()).is_ok()
     }
 }
 
@@ -254,14 +438,18 @@ impl Alive {
 
     /// Enter this cell into the grid (after [`Alive::from_pattern`]).
     #[parallel]
-    pub fn register(this: Obj<Self>, _dev: &Device<GolHeap>, world: World) {
-        world.store(this.cell(), agent_handle(this));
+    pub fn register(this: Obj<Self>, dev: &Device<GolHeap>, world: World) {
+        if let Some(g) = world.grid(dev) {
+            g.store(this.cell(), Some(agent_handle(this)));
+        }
     }
 
     /// Phase 2: decide whether to die (this also ends being new).
     #[parallel]
-    pub fn prepare(this: Obj<Self>, _dev: &Device<GolHeap>, world: World) {
-        this.set_action(alive_action(world.alive_neighbors(this.cell())));
+    pub fn prepare(this: Obj<Self>, dev: &Device<GolHeap>, world: World) {
+        if let Some(g) = world.grid(dev) {
+            this.set_action(alive_action(g.alive_neighbors(this.cell())));
+        }
     }
 
     /// Phase 4: a new cell creates candidates in its empty neighbour cells; a dying cell
@@ -278,23 +466,16 @@ impl Alive {
         // dying cell is replaced by a candidate (position 4: itself). Then one `make_new_each`
         // fills them: the lanes of a warp get all their candidates in one allocation, however
         // many each claimed.
-        let claimed = if action == action::NEW {
-            let me = agent_handle(this);
-            let mut claimed = 0u32;
-            for_each_neighbor_at(world.width, world.height, cell, |position, n| {
-                if world.load(n).is_null() && world.claim(n, me) {
-                    claimed |= 1 << position;
-                }
-            });
-            claimed
-        } else {
-            1 << 4
+        let Some(g) = world.grid(dev) else {
+            return;
         };
+        let claimed =
+            if action == action::NEW { g.claim_empty_neighbors(cell, agent_handle(this)) } else { 1 << 4 };
         let at = |k: u32| neighbor_at(world.width, cell, arch::nth_set_bit(claimed as u64, k));
         dev.make_new_each(
             claimed.count_ones(),
             |k| Candidate { base: Agent { cell: at(k), action: action::NONE } },
-            |k, candidate| world.store(at(k), candidate.map(agent_handle).unwrap_or(Handle::NULL)),
+            |k, candidate| g.store(at(k), candidate.map(agent_handle)),
         );
         if action == action::DIE {
             dev.free(this);
@@ -306,8 +487,11 @@ impl Alive {
 impl Candidate {
     /// Phase 1: spawn with 3 alive neighbours, vanish with none.
     #[parallel]
-    pub fn prepare(this: Obj<Self>, _dev: &Device<GolHeap>, world: World) {
-        let action = candidate_action(world.alive_neighbors(this.cell()));
+    pub fn prepare(this: Obj<Self>, dev: &Device<GolHeap>, world: World) {
+        let Some(g) = world.grid(dev) else {
+            return;
+        };
+        let action = candidate_action(g.alive_neighbors(this.cell()));
         if action != action::NONE {
             this.set_action(action);
         }
@@ -320,13 +504,16 @@ impl Candidate {
         if action == action::NONE {
             return;
         }
+        let Some(g) = world.grid(dev) else {
+            return;
+        };
         let cell = this.cell();
-        if action == action::SPAWN {
-            let alive = dev.make_new(Alive { base: Agent { cell, action: action::NEW } });
-            world.store(cell, alive.map(agent_handle).unwrap_or(Handle::NULL));
+        let alive = if action == action::SPAWN {
+            dev.make_new(Alive { base: Agent { cell, action: action::NEW } }).map(agent_handle)
         } else {
-            world.store(cell, Handle::NULL);
-        }
+            None
+        };
+        g.store(cell, alive);
         dev.free(this);
     }
 }
