@@ -3,8 +3,9 @@
 //!
 //! Only *alive* cells and *candidates* (dead cells next to alive ones, which may come alive) are
 //! objects; they are created and freed every step. `Agent` is abstract, `Alive` and `Candidate`
-//! extend it. The grid itself is a plain device array with one `Handle<Agent>` per cell (null:
-//! dead and no candidate): the original's cell-less variant (`dynasoar_no_cell`; its other
+//! extend it. The grid itself is a plain device array with one agent handle per cell (null:
+//! dead and no candidate; a 4-byte [`Packed`] handle where the heap packs them, see [`World`]):
+//! the original's cell-less variant (`dynasoar_no_cell`; its other
 //! variant also makes the cells objects, which adds a load per neighbour and changes nothing
 //! else). The grid does **not** wrap: cells outside it are dead, as in the original.
 //!
@@ -19,7 +20,7 @@
 //!    alive cells become candidates.
 //!
 //! Whether a neighbour is alive is read from the type bits of the handle in its grid cell: the
-//! `prepare` phases read no other object. The original's `is_new` flag of `Alive` is the
+//! `prepare` phases read no object. The original's `is_new` flag of `Alive` is the
 //! action [`action::NEW`] here, so that `Alive::update` reads one field.
 //!
 //! Unlike the original, which lets the first new alive neighbour (in scan order) of an empty
