@@ -9,7 +9,7 @@ set -u
 export DYNASOAR_DATA=$PWD/gpu-bundle/data
 AB=/tmp/ab; rm -rf $AB; mkdir -p $AB; xz -dc gpu-bundle/extra/ab/ab.tar.xz | tar xf - -C $AB
 hdr() { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-  echo "commit: base 02f6729, new 2f4d695 (scripts/gpu-ab.sh, each side's own binary and sm_90 cubin)"
+  echo "commit: base 02f6729, new ad921b0 (code of 2f4d695; scripts/gpu-ab.sh, each side's own binary and sm_90 cubin)"
   echo "command: bash docs/results/2026-12-03-s31/go1.sh ($1)"; }
 run() { local side=$1; shift; printf '%s %s ' $side "$*"
   DYNASOAR_CUBIN_DIR=$AB/$side/cubin timeout 90 $AB/$side/bin/game-of-life --backend cuda --no-progress "$@" > /tmp/run.log 2>&1; rc=$?
