@@ -3,9 +3,12 @@
 # a cell, 2f4d695) against the grid of handles (8 bytes, 02f6729), each side its own release
 # binary and cubin (scripts/gpu-ab.sh): DSL runs in the order base new new base, twice, then
 # the SOA baseline twice (new side), one checked run (--check) per side, per-kernel times
-# (DYNASOAR_PROFILE=1) per side, and Nsight Compute on launch 101 of `Candidate::prepare` and
-# `Alive::prepare` per side (full set).
+# (DYNASOAR_PROFILE=1) per side, and Nsight Compute on launch 101 of `Candidate::prepare` per
+# side (full set); then all nine apps with --compare on the bundle of cf2f8fc (the new side's
+# code).
 set -u
+SAVE=$OUT
+C=$(cat gpu-bundle/COMMIT); C=${C/+/-}
 export DYNASOAR_DATA=$PWD/gpu-bundle/data
 AB=/tmp/ab; rm -rf $AB; mkdir -p $AB; xz -dc gpu-bundle/extra/ab/ab.tar.xz | tar xf - -C $AB
 hdr() { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
@@ -25,7 +28,7 @@ cat $OUT/gol-packed-ab.txt
 } > $OUT/gol-packed-profile.txt 2>&1
 cat $OUT/gol-packed-profile.txt
 cd /tmp
-for s in base new; do for k in Candidate__prepare Alive__prepare; do
+for s in base new; do for k in Candidate__prepare; do
   DYNASOAR_CUBIN_DIR=$AB/$s/cubin timeout 100 ncu --set full --import-source no -k regex:$k --launch-skip 100 --launch-count 1 -o /tmp/ncu-$s-$k -f \
     $AB/$s/bin/game-of-life --backend cuda --no-progress --impl dynasoar --steps 150 > /tmp/ncu.log 2>&1; echo "ncu $s $k rc=$?"
   { echo "## $s $k"; ncu -i /tmp/ncu-$s-$k.ncu-rep --page details | grep -E 'Duration|Registers Per|Achieved Occupancy|L1/TEX Hit|L2 Hit|Warp Cycles Per Issued|DRAM Through|Memory Throughput'; } >> /tmp/ncu-gol.txt 2>&1
@@ -34,3 +37,6 @@ cd - > /dev/null
 { hdr "ncu --set full --import-source no -k regex:K --launch-skip 100 --launch-count 1 game-of-life --backend cuda --no-progress --impl dynasoar --steps 150 (--page details, selected metrics)"
   cat /tmp/ncu-gol.txt; } > $OUT/ncu-gol-packed.txt
 cat $OUT/ncu-gol-packed.txt
+OUT=/tmp/a timeout 400 bash gpu-bundle/run.sh apps > /tmp/apps.log 2>&1; echo "apps rc=$?"
+cp /tmp/a/summary.txt $SAVE/gpu-apps-$C.txt
+tail -30 /tmp/a/summary.txt | head -16

@@ -437,8 +437,9 @@ impl Alive {
         Alive { base: Agent { cell, action: action::NEW } }
     }
 
-    /// Enter this cell into the grid (after [`Alive::from_pattern`]).
-    #[parallel]
+    /// Enter this cell into the grid (after [`Alive::from_pattern`]). (`dev` gives the grid's
+    /// packer only: the method declares that it creates and frees nothing, as the prepares do.)
+    #[parallel(creates(), frees())]
     pub fn register(this: Obj<Self>, dev: &Device<GolHeap>, world: World) {
         if let Some(g) = world.grid(dev) {
             g.store(this.cell(), Some(agent_handle(this)));
@@ -446,7 +447,7 @@ impl Alive {
     }
 
     /// Phase 2: decide whether to die (this also ends being new).
-    #[parallel]
+    #[parallel(creates(), frees())]
     pub fn prepare(this: Obj<Self>, dev: &Device<GolHeap>, world: World) {
         if let Some(g) = world.grid(dev) {
             this.set_action(alive_action(g.alive_neighbors(this.cell())));
@@ -486,8 +487,11 @@ impl Alive {
 
 #[soa_methods]
 impl Candidate {
-    /// Phase 1: spawn with 3 alive neighbours, vanish with none.
-    #[parallel]
+    /// Phase 1: spawn with 3 alive neighbours, vanish with none. A method that names `dev`
+    /// may create and free anything as far as the runtime can tell; this one takes only the
+    /// grid's packer from it, and says so (`creates(), frees()`), so that the runtime keeps
+    /// the lists of both classes (without it, each step listed both classes twice).
+    #[parallel(creates(), frees())]
     pub fn prepare(this: Obj<Self>, dev: &Device<GolHeap>, world: World) {
         let Some(g) = world.grid(dev) else {
             return;
@@ -505,16 +509,17 @@ impl Candidate {
         if action == action::NONE {
             return;
         }
-        let Some(g) = world.grid(dev) else {
-            return;
-        };
         let cell = this.cell();
         let alive = if action == action::SPAWN {
             dev.make_new(Alive { base: Agent { cell, action: action::NEW } }).map(agent_handle)
         } else {
             None
         };
-        g.store(cell, alive);
+        // The grid after the allocation: nothing of it is kept across the allocation's
+        // registers. (A world that no grid fits leaves the cell as it is.)
+        if let Some(g) = world.grid(dev) {
+            g.store(cell, alive);
+        }
         dev.free(this);
     }
 }
