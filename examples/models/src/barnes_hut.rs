@@ -597,8 +597,10 @@ impl BodyNode {
         }
     }
 
-    /// Step 1: the force of all other bodies, through the tree.
-    #[parallel]
+    /// Step 1: the force of all other bodies, through the tree. It names `dev` to read the
+    /// tree and for the packer only, and says so (`creates(), frees()`: it creates and frees
+    /// nothing), so that the runtime keeps the bodies' list for `update`.
+    #[parallel(creates(), frees())]
     pub fn compute_force(this: Obj<Self>, dev: &Device<BarnesHutHeap>, s: Step) {
         let Some(root) = s.root.get() else { return };
         let objects = ObjectTree { dev };
