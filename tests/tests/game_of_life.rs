@@ -12,15 +12,15 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use dynasoar::host::{Backend, ExecutorOptions};
-use dynasoar::{AllocatorSpec, Packer};
+use dynasoar::host::{Backend, ExecutorOptions, Runtime};
+use dynasoar::{AllocatorSpec, Handle, Packed, Packer};
 use dynasoar_examples::Implementation;
 use dynasoar_examples::game_of_life::{
     Config, DATA_VAR, Outcome, Pattern, Reference, SoaVariant, data_dirs, default_heap_bytes, draw,
     find_archive, read_pgm, reference_run, run, soa_lists,
 };
 use dynasoar_examples::render::{Recorder, RenderArgs};
-use dynasoar_models::game_of_life::{GolHeap, config};
+use dynasoar_models::game_of_life::{Agent, Alive, Candidate, GolHeap, World, config};
 use dynasoar_tests::{REQUIRE_GPU_VAR, gpu_executor};
 
 /// An implementation and, for the SOA baseline, which of the two.
@@ -74,6 +74,82 @@ fn the_benchmark_grid_packs_its_handles() {
     let utm = Pattern::from_cells("utm-sized", 12699, 12652, live).unwrap();
     let blocks = default_heap_bytes(&utm) / GolHeap::BLOCK_BYTES;
     assert!(blocks <= Packer::<GolHeap>::MAX_BLOCKS, "{blocks} blocks");
+}
+
+/// A step lists each class once (after the first): the prepares name `dev` (for the grid's packer) but declare
+/// that they create and free nothing, so the lists they use stay good for the updates. (Left
+/// undeclared, they made each step list both classes twice and reactivate their blocks.)
+#[test]
+fn a_step_lists_each_class_once() {
+    let rt = Runtime::<GolHeap>::builder(dynasoar_examples::MODELS_PTX)
+        .backend(Backend::Cpu)
+        .cpu_threads(2)
+        .heap_bytes(16 << 20)
+        .quiet(true)
+        .profile(true)
+        .build()
+        .unwrap();
+    let exec = rt.executor();
+    let pattern = Pattern::random(64, 64, 0.35, 1).unwrap();
+    let packer = rt.packer().expect("a 16 MiB heap packs its handles");
+    let cells = exec.alloc_zeroed::<Packed<Agent>>(pattern.cells()).unwrap();
+    let world = World::new(cells.ptr().cast(), pattern.width, pattern.height, true);
+    let ids = exec.upload(&pattern.live).unwrap();
+    rt.parallel_new_with(Alive::from_pattern, pattern.live.len() as u64, ids.ptr()).unwrap();
+    rt.parallel_do_with(Alive::register, world).unwrap();
+    rt.parallel_do_with(Alive::update, world).unwrap();
+    let listed = |rt: &Runtime<GolHeap>| -> Vec<(String, u64)> {
+        let profile = rt.kernel_profile().unwrap();
+        let mut v: Vec<_> = profile
+            .iter()
+            .filter(|k| k.name.starts_with("enumerate"))
+            .map(|k| (k.name.clone(), k.launches))
+            .collect();
+        v.sort();
+        v
+    };
+    let before = listed(&rt);
+    const STEPS: u64 = 5;
+    for _ in 0..STEPS {
+        rt.parallel_do_with(Candidate::prepare, world).unwrap();
+        rt.parallel_do_with(Alive::prepare, world).unwrap();
+        rt.parallel_do_with(Candidate::update, world).unwrap();
+        rt.parallel_do_with(Alive::update, world).unwrap();
+    }
+    let after = listed(&rt);
+    // Launches that listed `class` (alone, or with others as `enumerate A+B`).
+    let count = |v: &[(String, u64)], class: &str| {
+        let lists =
+            |name: &str| name.strip_prefix("enumerate ").is_some_and(|c| c.split('+').any(|c| c == class));
+        v.iter().filter(|k| lists(&k.0)).map(|k| k.1).sum::<u64>()
+    };
+    // Once a step, and once more in the first (whose `Candidate::prepare` lists both classes:
+    // the setup's `Alive::update` changed both).
+    for class in ["Alive", "Candidate"] {
+        let listed = count(&after, class) - count(&before, class);
+        assert!(
+            listed <= STEPS + 1,
+            "{class} listed {listed} times in {STEPS} steps: {before:?} -> {after:?}"
+        );
+    }
+    assert_eq!(count(&after, "reactivation"), 0, "{after:?}");
+    // The grid after the steps: each agent's own handle in its cell.
+    let grid: Vec<Handle<Agent>> =
+        exec.read_all(&cells).unwrap().into_iter().map(|e| packer.unpack(e)).collect();
+    let agents = rt.collect_with_handles::<Alive>().unwrap().into_iter().map(|(h, a)| (h.raw(), a.base.cell));
+    let candidates =
+        rt.collect_with_handles::<Candidate>().unwrap().into_iter().map(|(h, c)| (h.raw(), c.base.cell));
+    let mut seen = 0;
+    for (h, cell) in agents.chain(candidates) {
+        assert_eq!(grid[cell as usize].raw(), h, "cell {cell}");
+        seen += 1;
+    }
+    assert_eq!(grid.iter().filter(|h| !h.is_null()).count(), seen, "no entry without its agent");
+    assert_eq!(
+        rt.collect::<Alive>().unwrap().len(),
+        reference_run(&pattern, STEPS as u32).len(),
+        "alive cells after {STEPS} steps"
+    );
 }
 
 /// Cells `(x, y)` as sorted indices of a grid `width` wide.
