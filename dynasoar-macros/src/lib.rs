@@ -99,7 +99,9 @@ pub fn soa_class(args: TokenStream, input: TokenStream) -> TokenStream {
 /// `#[parallel(..)]` takes options:
 /// - `creates(A, ..)`, `frees(B, ..)`: the only classes whose objects the method may create or
 ///   free (anything else is a kernel error), which lets the runtime keep other classes'
-///   listings;
+///   listings. A method that names `dev` is taken to create and free anything unless it says
+///   so; one that names it only to read (`dev.packer()`, `dev.device_do`) says
+///   `creates(), frees()`: it changes nothing;
 /// - `lanes = L` (a power of two up to 32): each object runs on L GPU threads, among which its
 ///   `dev.device_reduce` splits the objects it folds (for loops over every other object, such
 ///   as a force sum); such a method creates and frees nothing. More lanes make more warps and
