@@ -153,10 +153,16 @@ impl<A: AllocatorSpec> Packer<A> {
         Packed::from_bits(((number << 6) | raw.slot()) << Self::TYPE_BITS | raw.type_id() as u32)
     }
 
+    /// The type-id bits of `p` (0 for the null handle).
+    #[inline(always)]
+    const fn type_bits_of<T>(p: Packed<T>) -> u32 {
+        p.bits & ((1 << Self::TYPE_BITS) - 1)
+    }
+
     /// Type id of the object's runtime class (`None` for the null handle), without unpacking.
     #[inline(always)]
     pub fn type_id<T>(&self, p: Packed<T>) -> Option<u8> {
-        (!p.is_null()).then_some((p.bits & ((1 << Self::TYPE_BITS) - 1)) as u8)
+        (!p.is_null()).then_some(Self::type_bits_of(p) as u8)
     }
 
     /// Whether `p` names an object whose runtime class is `U` or a subclass of `U` (false for
@@ -164,7 +170,7 @@ impl<A: AllocatorSpec> Packer<A> {
     /// [`Obj::is`](crate::Obj::is) tests a handle's type id.
     #[inline(always)]
     pub fn is<U: Registered, T>(&self, p: Packed<T>) -> bool {
-        !p.is_null() && U::SUBTREE & (1u64 << (p.bits & ((1 << Self::TYPE_BITS) - 1))) != 0
+        !p.is_null() && U::SUBTREE & (1u64 << Self::type_bits_of(p)) != 0
     }
 
     /// The handle `p` was packed from.
@@ -173,7 +179,7 @@ impl<A: AllocatorSpec> Packer<A> {
         if p.is_null() {
             return Handle::NULL;
         }
-        let type_id = p.bits & ((1 << Self::TYPE_BITS) - 1);
+        let type_id = Self::type_bits_of(p);
         let rest = p.bits >> Self::TYPE_BITS;
         let block = self.base.wrapping_add((rest >> 6) as u64 * A::BLOCK_BYTES);
         let objects = (Self::OBJECTS >> (7 * type_id)) as u32 & 127;

@@ -12,7 +12,7 @@
 use crate::block::ClassShape;
 use crate::class::{ClassSpec, Concrete};
 use crate::handle::RawHandle;
-use crate::heap::{HEAP_MAGIC, Heap, HeapHeader, listed};
+use crate::heap::{HEAP_MAGIC, Heap, HeapConfig, HeapHeader, listed};
 use crate::launch::DoAll;
 
 /// What the host said of the objects a do-all or gather launch visits.
@@ -41,6 +41,14 @@ pub struct BlockSpan {
     pub count: u64,
     /// Bytes from one block to the next.
     pub bytes: u64,
+}
+
+impl BlockSpan {
+    /// The blocks of DynaSOAr's heap of configuration `c`.
+    #[inline(always)]
+    pub const fn of_heap(c: &HeapConfig) -> Self {
+        BlockSpan { first: c.blocks, count: c.num_blocks, bytes: c.block_bytes }
+    }
 }
 
 /// A store of objects, as device code sees it.
@@ -268,8 +276,7 @@ unsafe impl ObjectStore for Heap<'static> {
 
     #[inline(always)]
     fn blocks(&self) -> Option<BlockSpan> {
-        let c = self.config();
-        Some(BlockSpan { first: c.blocks, count: c.num_blocks, bytes: c.block_bytes })
+        Some(BlockSpan::of_heap(self.config()))
     }
 
     #[inline(always)]

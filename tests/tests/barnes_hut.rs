@@ -137,8 +137,8 @@ fn tree_stays_valid_while_bodies_move_on_cpu() {
 #[test]
 fn the_walk_stack_packs_its_handles() {
     let (dsl, _) = DslSim::new(options(Backend::Cpu), &small(3000, 1)).unwrap();
-    let c = dsl.runtime().heap().expect("the DSL version runs on DynaSOAr's heap").config();
-    let span = BlockSpan { first: c.blocks, count: c.num_blocks, bytes: c.block_bytes };
+    let span =
+        BlockSpan::of_heap(dsl.runtime().heap().expect("the DSL version runs on DynaSOAr's heap").config());
     assert!(Packer::<BarnesHutHeap>::packs(span), "{span:?}");
     let blocks = Config::default().heap_bytes() / BarnesHutHeap::BLOCK_BYTES;
     assert!(blocks <= Packer::<BarnesHutHeap>::MAX_BLOCKS, "{blocks} blocks");

@@ -17,7 +17,7 @@ use dynasoar::{AllocatorSpec, Handle, Packed, Packer};
 use dynasoar_examples::Implementation;
 use dynasoar_examples::game_of_life::{
     Config, DATA_VAR, Outcome, Pattern, Reference, SoaVariant, data_dirs, default_heap_bytes, draw,
-    find_archive, read_pgm, reference_run, run, soa_lists,
+    find_archive, queue_dsl_step, read_pgm, reference_run, run, soa_lists,
 };
 use dynasoar_examples::render::{Recorder, RenderArgs};
 use dynasoar_models::game_of_life::{Agent, Alive, Candidate, GolHeap, World, config};
@@ -76,9 +76,10 @@ fn the_benchmark_grid_packs_its_handles() {
     assert!(blocks <= Packer::<GolHeap>::MAX_BLOCKS, "{blocks} blocks");
 }
 
-/// A step lists each class once (after the first): the prepares name `dev` (for the grid's packer) but declare
-/// that they create and free nothing, so the lists they use stay good for the updates. (Left
-/// undeclared, they made each step list both classes twice and reactivate their blocks.)
+/// A step lists each class once (after the first): the prepares name `dev` (for the grid's
+/// packer) but declare that they create and free nothing, so the lists they use stay good for
+/// the updates. (Left undeclared, they made each step list both classes twice and reactivate
+/// their blocks.)
 #[test]
 fn a_step_lists_each_class_once() {
     let rt = Runtime::<GolHeap>::builder(dynasoar_examples::MODELS_PTX)
@@ -111,10 +112,7 @@ fn a_step_lists_each_class_once() {
     let before = listed(&rt);
     const STEPS: u64 = 5;
     for _ in 0..STEPS {
-        rt.parallel_do_with(Candidate::prepare, world).unwrap();
-        rt.parallel_do_with(Alive::prepare, world).unwrap();
-        rt.parallel_do_with(Candidate::update, world).unwrap();
-        rt.parallel_do_with(Alive::update, world).unwrap();
+        queue_dsl_step(&rt, world).unwrap();
     }
     let after = listed(&rt);
     // Launches that listed `class` (alone, or with others as `enumerate A+B`).

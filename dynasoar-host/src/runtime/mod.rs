@@ -105,8 +105,7 @@ impl<A: AllocatorSpec> Runtime<A> {
     /// they packed: `None` where kernels get none (objects in a store other than DynaSOAr's
     /// heap, or a heap whose handles do not fit in 32 bits).
     pub fn packer(&self) -> Option<Packer<A>> {
-        let c = self.heap()?.config();
-        let span = BlockSpan { first: c.blocks, count: c.num_blocks, bytes: c.block_bytes };
+        let span = BlockSpan::of_heap(self.heap()?.config());
         // SAFETY: the blocks of this runtime's heap, whose handles the packer will name.
         unsafe { Packer::for_heap(span) }
     }

@@ -774,12 +774,7 @@ fn run_dynasoar(
     if recorder.wants(0, cfg.steps) {
         render(0, recorder)?;
     }
-    let queue_step = |rt: &Runtime<GolHeap>| -> dynasoar::host::Result<()> {
-        rt.parallel_do_with(Candidate::prepare, world)?;
-        rt.parallel_do_with(Alive::prepare, world)?;
-        rt.parallel_do_with(Candidate::update, world)?;
-        rt.parallel_do_with(Alive::update, world)
-    };
+    let queue_step = |rt: &Runtime<GolHeap>| queue_dsl_step(rt, world);
     let graph = options.capture(&rt, queue_step)?;
     let mut total = Duration::ZERO;
     for (first, last) in chunks(cfg.steps, recorder) {
@@ -828,6 +823,14 @@ fn run_dynasoar(
         enumeration,
         setup,
     })
+}
+
+/// Queue one step of the DSL version on `rt`: its four do-alls, in the original's order.
+pub fn queue_dsl_step(rt: &Runtime<GolHeap>, world: World) -> dynasoar::host::Result<()> {
+    rt.parallel_do_with(Candidate::prepare, world)?;
+    rt.parallel_do_with(Alive::prepare, world)?;
+    rt.parallel_do_with(Candidate::update, world)?;
+    rt.parallel_do_with(Alive::update, world)
 }
 
 /// The DSL version's grid on the device (see `World`): packed handles where the heap packs

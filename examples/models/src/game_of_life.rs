@@ -268,44 +268,12 @@ trait Grid {
 
 /// Either grid: each call picks the kind once (a branch on a value that is the same in every
 /// thread), so that the loops over neighbours run on one kind of entry.
-impl Grid for GridOf {
-    #[inline(always)]
-    fn size(&self) -> (u32, u32) {
-        match self {
-            GridOf::Wide(g) => g.size(),
-            GridOf::Packed(g) => g.size(),
-        }
-    }
-
-    #[inline(always)]
-    fn is_alive(&self, i: u32) -> bool {
-        match self {
-            GridOf::Wide(g) => g.is_alive(i),
-            GridOf::Packed(g) => g.is_alive(i),
-        }
-    }
-
-    #[inline(always)]
-    fn is_empty(&self, i: u32) -> bool {
-        match self {
-            GridOf::Wide(g) => g.is_empty(i),
-            GridOf::Packed(g) => g.is_empty(i),
-        }
-    }
-
+impl GridOf {
     #[inline(always)]
     fn store(&self, i: u32, agent: Option<Handle<Agent>>) {
         match self {
             GridOf::Wide(g) => g.store(i, agent),
             GridOf::Packed(g) => g.store(i, agent),
-        }
-    }
-
-    #[inline(always)]
-    fn claim(&self, i: u32, by: Handle<Agent>) -> bool {
-        match self {
-            GridOf::Wide(g) => g.claim(i, by),
-            GridOf::Packed(g) => g.claim(i, by),
         }
     }
 
