@@ -30,6 +30,10 @@ def main():
     except StopIteration:
         sys.exit(f"{args.csv}: no 'Address' header (is it ncu's --page source --csv output?)")
     head, data = rows[at], rows[at + 1 :]
+    # A report of several launches holds one section per launch (each with its own "Kernel
+    # Name" and header rows): this reads the first.
+    end = next((i for i, r in enumerate(data) if r and r[0] in ("Kernel Name", "Address")), len(data))
+    data = data[:end]
     samples = head.index("Warp Stall Sampling (All Samples)")
     executed = head.index("Instructions Executed")
     threads = head.index("Avg. Threads Executed")
