@@ -62,7 +62,17 @@ fn main() {
     // and 1.817 s at 96 (72: 1.848, none: 1.815-1.818 s). Kept: Wa-Tor's updates at 72
     // (226.5-226.9 ms; 80: 227.2-227.5, 96: 226.0-226.3, none: 244.7-245.1) and structure's
     // `Spring::compute_force` without a cap (3.887 and 3.898 s; 72: 3.929, 64: 4.014, 56: 4.664).
+    // Wa-Tor's read-only do-alls (38-43 registers) at 32, so that 16 blocks of 128 threads fit a
+    // multiprocessor instead of 10-12 (2026-12-03, H200, docs/results/2026-12-03-s32/r32-ab.txt):
+    // 219.4-220.0 ms against 226.2-226.9 ms, `OceanCell::decide` 66.0 -> 60.0 us and
+    // `Shark::prepare` 63.3 -> 61.1 us a launch (`Fish::prepare` 54.5 either way). The same cap
+    // made the Game of Life's and generation's prepares slower (57.5-57.8 -> 63.2-63.4 ms,
+    // 1.763-1.772 -> 1.863-1.868 s), so it is Wa-Tor's only. (Before the heap's 72: the first
+    // matching pattern wins.)
     dynasoar_build::PtxBuilder::new("../models")
+        .max_registers_for("dynasoar_do__OceanHeap__OceanCell__decide", 32)
+        .max_registers_for("dynasoar_do__OceanHeap__Fish__prepare", 32)
+        .max_registers_for("dynasoar_do__OceanHeap__Shark__prepare", 32)
         .max_registers_for("__OceanHeap__", 72)
         .max_registers_for("__GolHeap__", 72)
         .max_registers_for("__TrafficHeap__ProducerCell__create_car", 80)
