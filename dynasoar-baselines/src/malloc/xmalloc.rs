@@ -94,6 +94,11 @@ const FREED: u64 = 0x584d_414c_4c46_5245; // "XMALLFRE"
 /// Entries per buffer: a power of two between these, about 1/64 of the body for all buffers
 /// (enough that superblocks with free blocks stay in a buffer when thousands of warps start
 /// new ones at once; see [`Layout`]).
+/// How often a request on the CPU backend yields to the producers of claimed buffer entries
+/// before it opens a superblock (see `XMalloc::find_basic`).
+#[cfg(not(target_arch = "nvptx64"))]
+const HOST_CLAIM_WAITS: u32 = 64;
+
 const MIN_QUEUE_CAP: u64 = 64;
 const MAX_QUEUE_CAP: u64 = 16384;
 /// A queue: head (u64) and tail (u64) on their own sectors, then slots of (sequence, value).
@@ -556,6 +561,7 @@ impl XMalloc {
         }
     }
 
+    #[cfg(target_arch = "nvptx64")]
     fn find_basic(&self, class: u64) -> Option<u64> {
         if let Some(block) = self.pop(class, Level::First) {
             return Some(block);
@@ -567,6 +573,63 @@ impl XMalloc {
             }
         }
         self.new_superblock(class)
+    }
+
+    /// `find_basic` on the CPU backend: the same search, and before a new superblock, the wait
+    /// of `find_after_claims`. (Two functions so that the GPU's code stays as it was measured.)
+    #[cfg(not(target_arch = "nvptx64"))]
+    fn find_basic(&self, class: u64) -> Option<u64> {
+        if let Some(block) = self.find_buffered(class) {
+            return Some(block);
+        }
+        if let Some(block) = self.find_after_claims(class) {
+            return Some(block);
+        }
+        self.new_superblock(class)
+    }
+
+    /// On the CPU backend an emulated thread is an OS thread, which the OS may deschedule
+    /// between claiming a buffer's slot and publishing its value, for a whole time slice:
+    /// meanwhile the buffer reads as empty to every other thread, and each of their requests
+    /// would open a superblock of its own (a storm of 8 threads on 2 cores ran out of a pool of
+    /// 8 times its demand so). So a request that found nothing while a buffer holds claimed
+    /// entries yields to their producers and looks again, a bounded number of times, before it
+    /// opens one. (A GPU thread publishes within a few instructions of its claim.)
+    #[cfg(not(target_arch = "nvptx64"))]
+    fn find_after_claims(&self, class: u64) -> Option<u64> {
+        for _ in 0..HOST_CLAIM_WAITS {
+            if !self.claimed(class, Level::First) && !self.claimed(class, Level::Second) {
+                return None;
+            }
+            arch::nanosleep(0);
+            if let Some(block) = self.find_buffered(class) {
+                return Some(block);
+            }
+        }
+        None
+    }
+
+    /// A basic block of `class` from the buffers: the first level, else a buffered superblock.
+    #[cfg(not(target_arch = "nvptx64"))]
+    fn find_buffered(&self, class: u64) -> Option<u64> {
+        if let Some(block) = self.pop(class, Level::First) {
+            return Some(block);
+        }
+        // Each superblock popped yields a block (see `take_from_superblock`).
+        while let Some(superblock) = self.pop(class, Level::Second) {
+            if let Some(block) = self.take_from_superblock(superblock, class) {
+                return Some(block);
+            }
+        }
+        None
+    }
+
+    /// Whether a buffer holds entries that were claimed and not popped yet (after a `pop`
+    /// that found nothing: entries whose producers have not published them).
+    #[cfg(not(target_arch = "nvptx64"))]
+    fn claimed(&self, class: u64, level: Level) -> bool {
+        let queue = self.queue(class, level);
+        self.body64(queue + 64).load() > self.body64(queue).load()
     }
 
     /// Tag the sub-range at `range` (owned by `owner`) and return the pointer after the tag.
