@@ -52,7 +52,10 @@
 //! sizes them statically; here they must hold the superblocks that every warp of a large launch
 //! may start at the same moment, or those superblocks' other 31 blocks sit idle until a free.
 //! Only one thread at a time drains the buffers when memory runs out; a request failing
-//! meanwhile returns null.
+//! meanwhile returns null. On the CPU backend, whose emulated threads the OS may deschedule
+//! between claiming a buffer slot and publishing it, a request that finds the buffers empty
+//! while they hold claimed entries yields to their producers a bounded number of times before
+//! it opens a superblock (`XMalloc::find_basic`); the GPU's code has no such wait.
 
 use super::{Caps, DeviceMalloc, FreeSupport, MallocKind, Region, errors, round_up};
 use dynasoar_device::arch::{self, Backoff, WarpGroup, atomic::Atomic32, atomic::Atomic64};
