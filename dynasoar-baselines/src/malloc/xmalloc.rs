@@ -53,9 +53,9 @@
 //! may start at the same moment, or those superblocks' other 31 blocks sit idle until a free.
 //! Only one thread at a time drains the buffers when memory runs out; a request failing
 //! meanwhile returns null. On the CPU backend, whose emulated threads the OS may deschedule
-//! between claiming a buffer slot and publishing it, a request that finds the buffers empty
-//! while they hold claimed entries yields to their producers a bounded number of times before
-//! it opens a superblock (`XMalloc::find_basic`); the GPU's code has no such wait.
+//! between claiming a buffer slot and publishing it, a `pop` that meets a claimed slot yields
+//! to its producer a bounded number of times before it reads the buffer as empty; the GPU's
+//! code has no such wait.
 
 use super::{Caps, DeviceMalloc, FreeSupport, MallocKind, Region, errors, round_up};
 use dynasoar_device::arch::{self, Backoff, WarpGroup, atomic::Atomic32, atomic::Atomic64};
@@ -97,13 +97,12 @@ const FREED: u64 = 0x584d_414c_4c46_5245; // "XMALLFRE"
 /// Entries per buffer: a power of two between these, about 1/64 of the body for all buffers
 /// (enough that superblocks with free blocks stay in a buffer when thousands of warps start
 /// new ones at once; see [`Layout`]).
-/// How often a request on the CPU backend yields to the producers of claimed buffer entries
-/// before it opens a superblock (see `XMalloc::find_basic`).
-#[cfg(not(target_arch = "nvptx64"))]
-const HOST_CLAIM_WAITS: u32 = 64;
-
 const MIN_QUEUE_CAP: u64 = 64;
 const MAX_QUEUE_CAP: u64 = 16384;
+/// How often a `pop` on the CPU backend yields to the producer of a claimed, unpublished slot
+/// before it reads the buffer as empty (see `XMalloc::pop`).
+#[cfg(not(target_arch = "nvptx64"))]
+const HOST_CLAIM_WAITS: u32 = 64;
 /// A queue: head (u64) and tail (u64) on their own sectors, then slots of (sequence, value).
 const QUEUE_SLOTS: u64 = 128;
 /// The body: the heap's lock (u32) and rover (u64), then the queues, then the pool.
@@ -252,6 +251,8 @@ impl XMalloc {
         let queue = self.queue(class, level);
         let head = self.body64(queue);
         let mut backoff = Backoff::new();
+        #[cfg(not(target_arch = "nvptx64"))]
+        let mut waits = 0;
         loop {
             let ticket = head.load();
             let (sequence, slot_value) = self.slot(queue, ticket);
@@ -265,6 +266,19 @@ impl XMalloc {
                     return Some(value);
                 }
             } else if turn < 0 {
+                // On the CPU backend an emulated thread is an OS thread, which the OS may
+                // deschedule between claiming this slot (the tail is past it) and publishing
+                // its value, for a whole time slice: read as empty meanwhile, the buffer made
+                // every other request open a superblock of its own (a storm of 8 threads on 2
+                // cores ran out of a pool of 8 times its demand so). There the producer gets a
+                // bounded number of chances first. (A GPU thread publishes within a few
+                // instructions of its claim.)
+                #[cfg(not(target_arch = "nvptx64"))]
+                if waits < HOST_CLAIM_WAITS && self.body64(queue + 64).load() > ticket {
+                    waits += 1;
+                    arch::nanosleep(0);
+                    continue;
+                }
                 return None;
             }
             backoff.retry();
@@ -564,7 +578,6 @@ impl XMalloc {
         }
     }
 
-    #[cfg(target_arch = "nvptx64")]
     fn find_basic(&self, class: u64) -> Option<u64> {
         if let Some(block) = self.pop(class, Level::First) {
             return Some(block);
@@ -576,63 +589,6 @@ impl XMalloc {
             }
         }
         self.new_superblock(class)
-    }
-
-    /// `find_basic` on the CPU backend: the same search, and before a new superblock, the wait
-    /// of `find_after_claims`. (Two functions so that the GPU's code stays as it was measured.)
-    #[cfg(not(target_arch = "nvptx64"))]
-    fn find_basic(&self, class: u64) -> Option<u64> {
-        if let Some(block) = self.find_buffered(class) {
-            return Some(block);
-        }
-        if let Some(block) = self.find_after_claims(class) {
-            return Some(block);
-        }
-        self.new_superblock(class)
-    }
-
-    /// On the CPU backend an emulated thread is an OS thread, which the OS may deschedule
-    /// between claiming a buffer's slot and publishing its value, for a whole time slice:
-    /// meanwhile the buffer reads as empty to every other thread, and each of their requests
-    /// would open a superblock of its own (a storm of 8 threads on 2 cores ran out of a pool of
-    /// 8 times its demand so). So a request that found nothing while a buffer holds claimed
-    /// entries yields to their producers and looks again, a bounded number of times, before it
-    /// opens one. (A GPU thread publishes within a few instructions of its claim.)
-    #[cfg(not(target_arch = "nvptx64"))]
-    fn find_after_claims(&self, class: u64) -> Option<u64> {
-        for _ in 0..HOST_CLAIM_WAITS {
-            if !self.claimed(class, Level::First) && !self.claimed(class, Level::Second) {
-                return None;
-            }
-            arch::nanosleep(0);
-            if let Some(block) = self.find_buffered(class) {
-                return Some(block);
-            }
-        }
-        None
-    }
-
-    /// A basic block of `class` from the buffers: the first level, else a buffered superblock.
-    #[cfg(not(target_arch = "nvptx64"))]
-    fn find_buffered(&self, class: u64) -> Option<u64> {
-        if let Some(block) = self.pop(class, Level::First) {
-            return Some(block);
-        }
-        // Each superblock popped yields a block (see `take_from_superblock`).
-        while let Some(superblock) = self.pop(class, Level::Second) {
-            if let Some(block) = self.take_from_superblock(superblock, class) {
-                return Some(block);
-            }
-        }
-        None
-    }
-
-    /// Whether a buffer holds entries that were claimed and not popped yet (after a `pop`
-    /// that found nothing: entries whose producers have not published them).
-    #[cfg(not(target_arch = "nvptx64"))]
-    fn claimed(&self, class: u64, level: Level) -> bool {
-        let queue = self.queue(class, level);
-        self.body64(queue + 64).load() > self.body64(queue).load()
     }
 
     /// Tag the sub-range at `range` (owned by `owner`) and return the pointer after the tag.
